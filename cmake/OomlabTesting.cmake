@@ -1,0 +1,23 @@
+# oomlab_add_gtest(NAME SOURCES ... LIBS ... LABELS ... [GPU])
+# One ctest entry per GoogleTest case. A GTEST_SKIP() shows as skipped, not passed; GPU tests
+# carry the `gpu` label and claim the one GPU through a resource group so parallel ctest never
+# runs two of them at once.
+include(GoogleTest)
+
+function(oomlab_add_gtest name)
+  cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE oomlab_config GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  set(labels ${ARG_LABELS})
+  set(extra_properties "")
+  if(ARG_GPU)
+    list(APPEND labels gpu)
+    set(extra_properties RESOURCE_GROUPS "gpus:1")
+  endif()
+  # A ctest label list must reach gtest_discover_tests as one escaped argument.
+  string(REPLACE ";" "\\;" labels "${labels}")
+  gtest_discover_tests(${name}
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${labels}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${extra_properties})
+endfunction()

@@ -1,0 +1,33 @@
+// Budgets: a byte cap or a GPU profile (card memory minus its CUDA context), so an OOM told on a
+// 12 GiB card reproduces on any larger card, on host, and on dry.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oomlab::memory {
+
+struct GpuProfile {
+  std::string name;             // "rtx4090"
+  std::string description;      // "NVIDIA GeForce RTX 4090, 24 GiB"
+  std::size_t card_bytes;       // memory the driver reports as total
+  std::size_t context_bytes;    // taken by one process's CUDA context before any allocation
+  std::size_t budget() const { return card_bytes - context_bytes; }
+};
+
+const std::vector<GpuProfile>& gpu_profiles();
+const GpuProfile* find_gpu_profile(std::string_view name);
+
+struct Budget {
+  std::size_t bytes = 0;        // cap on the allocator's reserved bytes
+  std::string profile;          // empty when given as a size
+  std::size_t context_bytes = 0;  // the profile's per-process context cost (0 for a plain size)
+  std::string describe() const; // "rtx4090 (23.50GiB)" or "12.00GiB"
+};
+
+// "12GiB", "1.5GB", "4096" or a profile name. Throws std::invalid_argument naming the text and
+// listing the profiles on anything else (negative, zero, unknown unit or profile).
+Budget parse_budget(std::string_view text);
+
+}  // namespace oomlab::memory

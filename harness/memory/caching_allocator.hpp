@@ -1,0 +1,77 @@
+// The caching allocator: PyTorch's CUDACachingAllocator semantics over any MemorySource.
+//
+// Rules (each has its own test):
+//  - request sizes round up to 512 bytes;
+//  - small pool: requests <= 1 MiB, carved from 2 MiB segments; large pool: requests < 10 MiB
+//    come from 20 MiB segments, larger ones from segments rounded up to 2 MiB;
+//  - best fit by (stream, size, address); a block is split when the remainder is worth keeping
+//    (small pool: >= 512 B, large pool: > 1 MiB); blocks larger than max_split_size are never
+//    split, and a request under max_split_size never takes one of them;
+//  - freeing coalesces with free neighbours in the same segment;
+//  - when the source refuses (or the budget would be passed), free cached segments are
+//    released and the request retried once, then OomError is thrown; the allocator stays usable;
+//  - empty_cache() returns every fully free segment to the source;
+//  - expandable_segments: one address range per (stream, pool) whose mapped tail grows by
+//    page_granularity() steps, so freed space always coalesces into one block.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/memory/alloc_config.hpp"
+#include "harness/memory/oom_error.hpp"
+#include "harness/memory/source.hpp"
+#include "harness/memory/stats.hpp"
+#include "harness/memory/tags.hpp"
+#include "harness/memory/trace.hpp"
+
+namespace oomlab::memory {
+
+// Peaks seen between push_scope() and the matching pop_scope().
+struct ScopeStats {
+  std::int64_t peak_allocated = 0;
+  std::int64_t peak_reserved = 0;
+  std::array<std::int64_t, kTagCount> peak_tag_allocated{};
+};
+
+class CachingAllocator {
+ public:
+  CachingAllocator(MemorySource& source, AllocatorConfig config);
+  ~CachingAllocator();  // returns every segment; live blocks at this point are reported on stderr
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Throws OomError. A 0-byte request returns nullptr. The tag defaults to current_tag().
+  void* allocate(std::size_t bytes, StreamHandle stream = 0);
+  void* allocate(std::size_t bytes, Tag tag, StreamHandle stream);
+  // Null is a no-op; an unknown pointer throws std::invalid_argument.
+  void deallocate(void* ptr);
+  // The block was also used on `stream`: do not reuse it before that stream's work is done.
+  void record_stream(void* ptr, StreamHandle stream);
+
+  void empty_cache();
+  void mark_step(std::int64_t step);  // a step boundary in the trace
+
+  MemoryStats stats() const;
+  void reset_peak_stats();
+  void push_scope();
+  ScopeStats pop_scope();  // throws std::logic_error without a matching push
+
+  std::size_t block_size(const void* ptr) const;  // rounded size of a live block
+  std::string memory_summary() const;             // a table like torch.cuda.memory_summary()
+  const Trace& trace() const { return trace_; }
+  const AllocatorConfig& config() const { return config_; }
+  MemorySource& source() { return source_; }
+
+ private:
+  struct Impl;
+  MemorySource& source_;
+  AllocatorConfig config_;
+  Trace trace_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace oomlab::memory

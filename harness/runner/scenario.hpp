@@ -1,0 +1,68 @@
+// The scenario interface. A scenario registers itself (OOMLAB_REGISTER_SCENARIO), so the runner
+// and the CLI link scenarios without including them.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/device/device.hpp"
+#include "harness/memory/alloc_config.hpp"
+
+namespace oomlab {
+
+enum class Scale { tiny, small, full };
+const char* scale_name(Scale scale);
+std::optional<Scale> parse_scale(std::string_view name);
+
+struct VariantSpec {
+  std::string name;         // "broken", "fixed-max-split"
+  std::string description;  // one line: what this variant does differently
+  bool expect_oom = false;  // the story: broken variants OOM at the scenario's budget
+};
+
+class RunContext;
+
+class Scenario {
+ public:
+  virtual ~Scenario() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;  // one line for `oomlab list`
+  virtual std::vector<VariantSpec> variants() const = 0;
+  // The budget (size or GPU profile) at which the story is told at this scale.
+  virtual std::string budget(Scale scale) const = 0;
+  // Default number of steps at this scale.
+  virtual int default_steps(Scale scale) const = 0;
+  // Allocator settings this variant needs (e.g. max_split_size); called before the device exists.
+  virtual void configure(const std::string& variant, Scale scale,
+                         memory::AllocatorConfig& config) const {
+    (void)variant; (void)scale; (void)config;
+  }
+  // Runs the variant. An OomError escaping here is the `oom` outcome.
+  virtual void run(const std::string& variant, RunContext& context) const = 0;
+};
+
+class ScenarioRegistry {
+ public:
+  static ScenarioRegistry& instance();
+  void add(std::unique_ptr<Scenario> scenario);
+  const Scenario* find(std::string_view name) const;
+  std::vector<const Scenario*> all() const;  // sorted by name
+
+ private:
+  std::vector<std::unique_ptr<Scenario>> scenarios_;
+};
+
+template <class T>
+struct ScenarioRegistrar {
+  ScenarioRegistrar() { ScenarioRegistry::instance().add(std::make_unique<T>()); }
+};
+
+#define OOMLAB_CONCAT_INNER(a, b) a##b
+#define OOMLAB_CONCAT(a, b) OOMLAB_CONCAT_INNER(a, b)
+#define OOMLAB_REGISTER_SCENARIO(Type) \
+  static ::oomlab::ScenarioRegistrar<Type> OOMLAB_CONCAT(oomlab_registrar_, __LINE__)
+
+}  // namespace oomlab
