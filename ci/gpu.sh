@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GPU machine's one script: build the `cuda` preset, run every test (gpu label included),
+# the GPU tests again under compute-sanitizer (memcheck, and racecheck for shared-memory
+# kernels), every benchmark with JSON out, and the suite on cuda. Logs and JSON go to OUTDIR.
+#   usage: ci/gpu.sh OUTDIR [stage ...]   stages: build test sanitize bench suite (default: all)
+# Every stage runs even when an earlier one fails; the exit code says whether all passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="$(mkdir -p "$1" && cd "$1" && pwd)"; shift
+stages=("$@"); ((${#stages[@]})) || stages=(build test sanitize bench suite)
+want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+export PATH="$PATH:/usr/local/cuda/bin"
+build=build/cuda
+jobs=$(nproc)
+status=0
+step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }
+fail() { echo "!! FAILED: $*" | tee -a "$out/summary.log"; status=1; }
+
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+# Tests and benchmarks read this: the GPU machine gets the tree without .git.
+export OOMLAB_GIT_COMMIT="${OOMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+
+if want build; then
+  step "configure + build (cuda preset)"
+  { cmake --preset cuda && cmake --build --preset cuda -j "$jobs"; } >"$out/build.log" 2>&1 || fail build
+  tail -n 30 "$out/build.log"
+fi
+
+gpu_test_binaries() {  # test executables that contain GPU tests
+  find "$build" -type f -executable -name '*_test*' ! -name '*.so' | sort | while read -r exe; do
+    "$exe" --gtest_list_tests 2>/dev/null | grep -qiE 'gpu|cuda' && echo "$exe"
+  done
+}
+
+if want test; then
+  step "ctest (all labels)"
+  ctest --test-dir "$build" -j "$jobs" --resource-spec-file ci/gpu-resources.json \
+    --output-on-failure --output-junit "$out/ctest-junit.xml" >"$out/ctest.log" 2>&1 || fail ctest
+  tail -n 15 "$out/ctest.log"
+fi
+
+if want sanitize; then
+  for exe in $(gpu_test_binaries); do
+    name=$(basename "$exe")
+    step "compute-sanitizer memcheck $name"
+    compute-sanitizer --tool memcheck --error-exitcode 99 "$exe" --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' \
+      >"$out/memcheck-$name.log" 2>&1 || fail "memcheck $name"
+    tail -n 3 "$out/memcheck-$name.log"
+    if [[ "$name" == *attention* || "$name" == *conv* || "$name" == *transformer* ]]; then
+      step "compute-sanitizer racecheck $name"
+      compute-sanitizer --tool racecheck --error-exitcode 99 "$exe" --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' \
+        >"$out/racecheck-$name.log" 2>&1 || fail "racecheck $name"
+      tail -n 3 "$out/racecheck-$name.log"
+    fi
+  done
+fi
+
+if want bench; then
+  for exe in $(find "$build" -type f -executable -name '*_bench' | sort); do
+    name=$(basename "$exe")
+    step "benchmark $name"
+    "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
+      --benchmark_repetitions="${OOMLAB_BENCH_REPS:-5}" --benchmark_report_aggregates_only=true \
+      >"$out/$name.log" 2>&1 || fail "benchmark $name"
+    tail -n 40 "$out/$name.log"
+  done
+fi
+
+if want suite; then
+  step "oomlab suite (cuda small + dry full)"
+  "$build/harness/cli/oomlab" suite --out-dir "$out/suite" >"$out/suite.log" 2>&1 || fail suite
+  cat "$out/suite.log"
+fi
+
+step "done, status $status"
+exit $status
