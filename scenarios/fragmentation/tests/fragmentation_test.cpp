@@ -1,0 +1,80 @@
+// The fragmentation story on host and dry: broken fails with a fragmentation diagnosis although
+// the bytes are free; each fix fits; host and dry make the same allocator events.
+#include <gtest/gtest.h>
+
+#include "harness/memory/tags.hpp"
+#include "scenarios/fragmentation/fragmentation.hpp"
+#include "scenarios/fragmentation/tests/run_scenario.hpp"
+
+namespace oomlab {
+namespace {
+
+using testing::run_scenario;
+
+struct Case {
+  DeviceKind device;
+  Scale scale;
+};
+
+class FragmentationStory : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FragmentationStory, BrokenOomsWithFragmentationAlthoughTheBytesAreFree) {
+  const auto [device, scale] = GetParam();
+  const auto plan = scenarios::fragmentation_plan(scale, 8);
+  const auto outcome = run_scenario("fragmentation", "broken", device, scale);
+  ASSERT_TRUE(outcome.oom.has_value()) << "broken must run out of memory";
+  const memory::OomInfo& oom = *outcome.oom;
+  EXPECT_EQ(oom.diagnosis, memory::Diagnosis::fragmentation);
+  EXPECT_EQ(oom.requested, plan.checkpoint_buffer);
+  EXPECT_EQ(oom.tag, memory::Tag::weights);
+  // The story: reserved-but-unallocated exceeds the request, and so does the budget's headroom.
+  EXPECT_GT(oom.reserved - oom.allocated, oom.requested);
+  EXPECT_LE(oom.allocated + oom.requested, oom.budget);
+  EXPECT_LT(oom.largest_free_block, oom.requested);
+}
+
+TEST_P(FragmentationStory, EveryFixFits) {
+  const auto [device, scale] = GetParam();
+  for (const char* variant : {"fixed-max-split", "fixed-expandable", "fixed-empty-cache"}) {
+    const auto outcome = run_scenario("fragmentation", variant, device, scale);
+    EXPECT_FALSE(outcome.oom.has_value()) << variant << " must fit";
+    EXPECT_EQ(outcome.stats.num_ooms, 0u) << variant;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HostAndDry, FragmentationStory,
+                         ::testing::Values(Case{DeviceKind::host, Scale::tiny},
+                                           Case{DeviceKind::dry, Scale::tiny},
+                                           Case{DeviceKind::dry, Scale::small},
+                                           Case{DeviceKind::dry, Scale::full}),
+                         [](const auto& info) {
+                           return std::string(device_kind_name(info.param.device)) + "_" +
+                                  scale_name(info.param.scale);
+                         });
+
+TEST(FragmentationSequence, HostAndDryMakeIdenticalAllocatorEvents) {
+  for (const char* variant :
+       {"broken", "fixed-max-split", "fixed-expandable", "fixed-empty-cache"}) {
+    const auto host = run_scenario("fragmentation", variant, DeviceKind::host, Scale::tiny);
+    const auto dry = run_scenario("fragmentation", variant, DeviceKind::dry, Scale::tiny);
+    ASSERT_EQ(host.events.size(), dry.events.size()) << variant;
+    ASSERT_GT(host.events.size(), 10u) << variant;
+    for (std::size_t i = 0; i < host.events.size(); ++i) {
+      ASSERT_TRUE(host.events[i].same_as(dry.events[i]))
+          << variant << ": event " << i << " differs: " << event_kind_name(host.events[i].kind)
+          << " vs " << event_kind_name(dry.events[i].kind);
+    }
+  }
+}
+
+TEST(FragmentationCost, EmptyCacheCreatesMoreSegmentsThanBroken) {
+  // The price of empty_cache(): training recreates the segments it would have reused.
+  const auto fixed = run_scenario("fragmentation", "fixed-empty-cache", DeviceKind::dry, Scale::tiny);
+  const auto maxsplit = run_scenario("fragmentation", "fixed-max-split", DeviceKind::dry, Scale::tiny);
+  EXPECT_GT(fixed.metrics.at("segments_created"), 1.0);
+  EXPECT_GE(fixed.metrics.count("empty_cache_seconds"), 1u);
+  EXPECT_GE(maxsplit.metrics.at("segments_created"), fixed.metrics.at("segments_created") - 1);
+}
+
+}  // namespace
+}  // namespace oomlab

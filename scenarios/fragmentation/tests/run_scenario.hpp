@@ -1,0 +1,47 @@
+// Runs one scenario variant in this process on a fresh device, with the scenario's own budget
+// and settings, and reports what happened: the trace and, on OOM, the error's numbers.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/memory/budget.hpp"
+#include "harness/memory/oom_error.hpp"
+#include "harness/memory/trace.hpp"
+#include "harness/runner/run_context.hpp"
+#include "harness/runner/scenario.hpp"
+
+namespace oomlab::testing {
+
+struct ScenarioOutcome {
+  std::optional<memory::OomInfo> oom;  // set when the variant ran out of memory
+  std::vector<memory::TraceEvent> events;
+  memory::MemoryStats stats;
+  std::map<std::string, double> metrics;
+};
+
+inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std::string& variant,
+                                    DeviceKind kind, Scale scale) {
+  const Scenario* scenario = ScenarioRegistry::instance().find(scenario_name);
+  if (scenario == nullptr) throw std::invalid_argument("no scenario " + scenario_name);
+  memory::AllocatorConfig config;
+  config.budget = memory::parse_budget(scenario->budget(scale)).bytes;
+  scenario->configure(variant, scale, config);
+  Device device(kind, config);
+  ScenarioOutcome outcome;
+  {
+    RunContext context(device, scale, scenario->default_steps(scale));
+    try {
+      scenario->run(variant, context);
+    } catch (const memory::OomError& error) {
+      outcome.oom = error.info();
+    }
+    outcome.metrics = context.metrics();
+  }
+  const auto& events = device.allocator().trace().events();
+  outcome.events.assign(events.begin(), events.end());
+  outcome.stats = device.allocator().stats();
+  return outcome;
+}
+
+}  // namespace oomlab::testing
