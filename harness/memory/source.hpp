@@ -40,6 +40,9 @@ class MemorySource {
   // Bytes of device memory in use outside this allocator (contexts, other processes), used to
   // diagnose `external` OOMs. 0 where it cannot be known (host, dry).
   std::size_t external_bytes() const { return do_external_bytes(); }
+  // Total device memory where known (cudaMemGetInfo's total on cuda), else 0. Used to diagnose
+  // a refusal by the device itself when no budget is set.
+  std::size_t capacity_bytes() const { return do_capacity_bytes(); }
 
   // "cuda", "cuda_vmm", "host", "dry".
   std::string name() const { return do_name(); }
@@ -59,6 +62,7 @@ class MemorySource {
   virtual bool do_event_complete(EventHandle event) = 0;
   virtual void do_destroy_event(EventHandle event) = 0;
   virtual std::size_t do_external_bytes() const = 0;
+  virtual std::size_t do_capacity_bytes() const { return 0; }
   virtual std::string do_name() const = 0;
   virtual bool do_has_backing() const = 0;
 };

@@ -1,5 +1,6 @@
 // A bounded log of allocator events, exportable as Chrome-trace / Perfetto JSON.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -29,12 +30,14 @@ struct TraceEvent {
   std::int64_t step = -1;        // for step marks
   std::int64_t allocated_after = 0;
   std::int64_t reserved_after = 0;
+  std::int64_t tag_allocated_after = 0;  // bytes of `tag` after an alloc/free (set by Trace)
   bool same_as(const TraceEvent& other) const;  // everything but time and stream
 };
 
 class Trace {
  public:
   explicit Trace(std::size_t capacity) : capacity_(capacity) {}
+  // Assigns the sequence number and tag_allocated_after; drops the oldest event when full.
   void record(TraceEvent event);
   const std::deque<TraceEvent>& events() const { return events_; }
   std::uint64_t dropped() const { return dropped_; }

@@ -1,0 +1,86 @@
+// The OOM exception: PyTorch's message plus a diagnosis and the remedy to try next.
+#include "harness/memory/oom_error.hpp"
+
+#include "harness/memory/alloc_config.hpp"
+#include "harness/memory/size.hpp"
+
+namespace oomlab::memory {
+namespace {
+
+bool fits(std::size_t used, std::size_t request, std::size_t extra, std::size_t budget) {
+  // used + request + extra <= budget without overflowing.
+  if (used > budget) return false;
+  std::size_t room = budget - used;
+  if (request > room) return false;
+  return extra <= room - request;
+}
+
+std::string budget_text(std::size_t budget) {
+  return budget == AllocatorConfig::kUnlimited ? std::string("unlimited") : format_size(budget);
+}
+
+}  // namespace
+
+const char* diagnosis_name(Diagnosis d) {
+  switch (d) {
+    case Diagnosis::capacity: return "capacity";
+    case Diagnosis::fragmentation: return "fragmentation";
+    case Diagnosis::external: return "external";
+    case Diagnosis::leak: return "leak";
+  }
+  return "unknown";
+}
+
+// The decision tree. Fragmentation first: the bytes are cached but in pieces too small.
+// External next: the program alone would fit, the memory used outside the allocator makes it
+// not. Otherwise the program simply needs more than the budget. Segment rounding (a 20 MiB
+// segment for a 2 MiB request at the edge of the budget) counts as fragmentation too: the bytes
+// fit, the shapes the cache holds do not, and the same remedies apply.
+void diagnose(OomInfo& info) {
+  std::size_t unallocated = info.reserved > info.allocated ? info.reserved - info.allocated : 0;
+  bool pieces_too_small = info.largest_free_block < info.requested && info.requested <= unallocated;
+  bool fits_alone = fits(info.allocated, info.requested, 0, info.budget);
+  bool fits_with_external = fits(info.allocated, info.requested, info.external, info.budget);
+  if (info.diagnosis == Diagnosis::leak) {
+    info.remedy =
+        "memory grows every step: find what keeps references across steps (the largest tag "
+        "names it), release it or detach it from the step's graph";
+    return;
+  }
+  if (pieces_too_small || (fits_with_external && info.budget != AllocatorConfig::kUnlimited)) {
+    info.diagnosis = Diagnosis::fragmentation;
+    info.remedy =
+        "set OOMLAB_ALLOC_CONF=max_split_size_mb:<just above your common block size> so large "
+        "cached blocks are not split, or expandable_segments:true so freed space coalesces; or "
+        "call empty_cache() at phase boundaries (between training and validation)";
+  } else if (info.external > 0 && fits_alone) {
+    info.diagnosis = Diagnosis::external;
+    info.remedy =
+        "memory is used outside this allocator: look for other processes on the device "
+        "(nvidia-smi), extra CUDA contexts (one per device a process touches), or library "
+        "workspaces not drawn from the allocator; free them or lower the budget they share";
+  } else {
+    info.diagnosis = Diagnosis::capacity;
+    info.remedy =
+        "the working set does not fit: reduce the batch size (or keep it with gradient "
+        "accumulation), use mixed precision (bf16), recompute activations (checkpointing), or "
+        "offload optimizer state / weights to the CPU";
+  }
+}
+
+OomError::OomError(OomInfo info) : info_(std::move(info)) {
+  std::size_t unallocated =
+      info_.reserved > info_.allocated ? info_.reserved - info_.allocated : 0;
+  message_ = "oomlab: out of memory: tried to allocate " + format_size(info_.requested) +
+             " (tag " + tag_name(info_.tag) + "); budget " + budget_text(info_.budget) + "; " +
+             format_size(info_.allocated) + " allocated; " + format_size(unallocated) +
+             " reserved but unallocated; largest free block " +
+             format_size(info_.largest_free_block);
+  if (info_.external > 0) message_ += "; " + format_size(info_.external) + " used outside the allocator";
+  message_ += std::string("; largest tag ") + tag_name(info_.largest_tag) + " (" +
+              format_size(info_.tag_allocated[static_cast<int>(info_.largest_tag)]) + ")";
+  message_ += std::string("; diagnosis: ") + diagnosis_name(info_.diagnosis) + " \xE2\x80\x94 remedy: " +
+              info_.remedy;
+}
+
+}  // namespace oomlab::memory
