@@ -1,0 +1,244 @@
+// Dispatch for causal attention (attention.hpp): argument checks on every device, scratch
+// allocations identical on every device, then cuda kernels or the host references.
+#include "kernels/attention/attention.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/attention/attention_reference.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/host_values.hpp"
+#if OOMLAB_WITH_CUDA
+#include "kernels/attention/attention_cuda.hpp"
+#endif
+
+namespace oomlab::ops {
+namespace {
+
+reference::AttentionDims dims_of(const Tensor& q) {
+  return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3)};
+}
+
+void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
+  OOMLAB_CHECK(q.defined() && k.defined() && v.defined(), op << ": q, k and v must be defined");
+  OOMLAB_CHECK(q.ndim() == 4, op << ": q must be (B, H, T, D), got " << shape_string(q.shape()));
+  OOMLAB_CHECK(q.numel() > 0, op << ": q " << shape_string(q.shape()) << " is empty");
+  OOMLAB_CHECK(k.shape() == q.shape() && v.shape() == q.shape(),
+               op << ": q " << shape_string(q.shape()) << ", k " << shape_string(k.shape())
+                  << " and v " << shape_string(v.shape()) << " must have one shape");
+  OOMLAB_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(),
+               op << ": q, k, v dtypes " << dtype_name(q.dtype()) << ", " << dtype_name(k.dtype())
+                  << ", " << dtype_name(v.dtype()) << " differ");
+  OOMLAB_CHECK(&k.device() == &q.device() && &v.device() == &q.device(),
+               op << ": q, k and v must be on one device");
+  // The kernels index with int rows and launch B*H blocks along y.
+  OOMLAB_CHECK(q.dim(2) <= (1 << 24) && q.dim(0) * q.dim(1) <= 65535,
+               op << ": " << shape_string(q.shape()) << " exceeds T <= 2^24, B*H <= 65535");
+}
+
+// An output or saved tensor that must match `like` in shape (given) and dtype and device.
+void check_same(const char* op, const char* name, const Tensor& t, const Tensor& q,
+                const Shape& shape, DType dtype) {
+  OOMLAB_CHECK(t.defined(), op << ": " << name << " must be defined");
+  OOMLAB_CHECK(t.shape() == shape && t.dtype() == dtype,
+               op << ": " << name << " is " << t.describe() << ", expected " << dtype_name(dtype)
+                  << shape_string(shape));
+  OOMLAB_CHECK(&t.device() == &q.device(), op << ": " << name << " is on another device than q");
+}
+
+void check_naive_dtype(const char* op, const Tensor& q) {
+  OOMLAB_CHECK(q.dtype() == DType::f32 || q.dtype() == DType::bf16,
+               op << ": dtype " << dtype_name(q.dtype()) << " is not f32 or bf16");
+}
+
+void check_fused_dtype_and_dim(const char* op, const Tensor& q) {
+  const bool host = q.device().kind() == DeviceKind::host;
+  OOMLAB_CHECK(q.dtype() == DType::bf16 || (host && q.dtype() == DType::f32),
+               op << ": dtype " << dtype_name(q.dtype()) << " on " << device_kind_name(q.device().kind())
+                  << " (the fused kernel takes bf16; f32 only on host)");
+  OOMLAB_CHECK(q.dim(3) == 64 || q.dim(3) == 128,
+               op << ": head dim " << q.dim(3) << " is not 64 or 128");
+}
+
+#if OOMLAB_WITH_CUDA
+cuda::AttentionShape cuda_shape(const Tensor& q) { return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3)}; }
+
+// cp.async and vector loads need 16-byte aligned rows; a slice at an odd offset would break that.
+void check_aligned(const char* op, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    OOMLAB_CHECK(reinterpret_cast<std::uintptr_t>(t->data()) % 16 == 0,
+                 op << ": " << t->describe() << " is not 16-byte aligned");
+  }
+}
+#endif
+
+[[noreturn]] void no_cuda(const char* op) {
+  throw std::invalid_argument(std::string(op) + ": this build has no CUDA backend");
+}
+
+std::vector<float> host_values(const Tensor& t) {
+  std::vector<float> values(static_cast<std::size_t>(t.numel()));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_float(t.data(), t.dtype(), i);
+  return values;
+}
+
+void store_host_values(Tensor& t, const std::vector<float>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) store_value(t.data(), t.dtype(), i, values[i]);
+}
+
+}  // namespace
+
+Shape attention_probs_shape(const Tensor& q) {
+  OOMLAB_CHECK(q.ndim() == 4, "attention_probs_shape: q must be (B, H, T, D), got "
+                                  << shape_string(q.shape()));
+  return {q.dim(0), q.dim(1), q.dim(2), q.dim(2)};
+}
+
+Shape attention_lse_shape(const Tensor& q) {
+  OOMLAB_CHECK(q.ndim() == 4, "attention_lse_shape: q must be (B, H, T, D), got "
+                                  << shape_string(q.shape()));
+  return {q.dim(0), q.dim(1), q.dim(2)};
+}
+
+std::size_t attention_naive_backward_workspace_bytes(const Tensor& q) {
+  return static_cast<std::size_t>(shape_numel(attention_probs_shape(q))) * dtype_size(q.dtype());
+}
+
+std::size_t attention_fused_backward_workspace_bytes(const Tensor& q) {
+  // delta (B, H, T) f32 + dQ accumulator (B, H, T, D) f32
+  return static_cast<std::size_t>(shape_numel(attention_lse_shape(q)) + q.numel()) * sizeof(float);
+}
+
+void attention_naive_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& probs,
+                             Tensor& out) {
+  constexpr const char* op = "attention_naive_forward";
+  check_qkv(op, q, k, v);
+  check_naive_dtype(op, q);
+  check_same(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
+  check_same(op, "out", out, q, q.shape(), q.dtype());
+  Device& device = q.device();
+  if (device.is_dry()) return;
+  if (device.is_cuda()) {
+#if OOMLAB_WITH_CUDA
+    cuda::naive_attention_forward(cuda_shape(q), q.dtype() == DType::bf16, q.data(), k.data(),
+                                  v.data(), probs.data(), out.data(), device.stream());
+    return;
+#else
+    no_cuda(op);
+#endif
+  }
+  const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
+  std::vector<float> pv(static_cast<std::size_t>(probs.numel())), ov(qv.size());
+  reference::naive_attention_forward(dims_of(q), qv.data(), kv.data(), vv.data(), pv.data(),
+                                     ov.data());
+  store_host_values(probs, pv);
+  store_host_values(out, ov);
+}
+
+void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                              const Tensor& probs, const Tensor& d_out, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  constexpr const char* op = "attention_naive_backward";
+  check_qkv(op, q, k, v);
+  check_naive_dtype(op, q);
+  check_same(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
+  check_same(op, "d_out", d_out, q, q.shape(), q.dtype());
+  check_same(op, "dq", dq, q, q.shape(), q.dtype());
+  check_same(op, "dk", dk, q, q.shape(), q.dtype());
+  check_same(op, "dv", dv, q, q.shape(), q.dtype());
+  Device& device = q.device();
+  // dP, then dS in place: allocated on every device so dry predicts cuda's peak exactly.
+  Tensor workspace =
+      Tensor::empty(device, attention_probs_shape(q), q.dtype(), memory::Tag::workspace);
+  if (device.is_dry()) return;
+  if (device.is_cuda()) {
+#if OOMLAB_WITH_CUDA
+    cuda::naive_attention_backward(cuda_shape(q), q.dtype() == DType::bf16, q.data(), k.data(),
+                                   v.data(), probs.data(), d_out.data(), workspace.data(),
+                                   dq.data(), dk.data(), dv.data(), device.stream());
+    return;
+#else
+    no_cuda(op);
+#endif
+  }
+  const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
+  const auto pv = host_values(probs), dov = host_values(d_out);
+  std::vector<float> dqv(qv.size()), dkv(qv.size()), dvv(qv.size());
+  reference::naive_attention_backward(dims_of(q), qv.data(), kv.data(), vv.data(), pv.data(),
+                                      dov.data(), dqv.data(), dkv.data(), dvv.data());
+  store_host_values(dq, dqv);
+  store_host_values(dk, dkv);
+  store_host_values(dv, dvv);
+}
+
+void attention_fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
+                             Tensor& lse) {
+  constexpr const char* op = "attention_fused_forward";
+  check_qkv(op, q, k, v);
+  check_fused_dtype_and_dim(op, q);
+  check_same(op, "out", out, q, q.shape(), q.dtype());
+  check_same(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
+  Device& device = q.device();
+  if (device.is_dry()) return;
+  if (device.is_cuda()) {
+#if OOMLAB_WITH_CUDA
+    check_aligned(op, {&q, &k, &v, &out});
+    cuda::fused_attention_forward(cuda_shape(q), q.data(), k.data(), v.data(), out.data(),
+                                  lse.data_as<float>(), device.stream());
+    return;
+#else
+    no_cuda(op);
+#endif
+  }
+  const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
+  std::vector<float> ov(qv.size());
+  reference::fused_attention_forward(dims_of(q), qv.data(), kv.data(), vv.data(), ov.data(),
+                                     lse.data_as<float>());
+  store_host_values(out, ov);
+}
+
+void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                              const Tensor& lse, const Tensor& d_out, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  constexpr const char* op = "attention_fused_backward";
+  check_qkv(op, q, k, v);
+  check_fused_dtype_and_dim(op, q);
+  check_same(op, "out", out, q, q.shape(), q.dtype());
+  check_same(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
+  check_same(op, "d_out", d_out, q, q.shape(), q.dtype());
+  check_same(op, "dq", dq, q, q.shape(), q.dtype());
+  check_same(op, "dk", dk, q, q.shape(), q.dtype());
+  check_same(op, "dv", dv, q, q.shape(), q.dtype());
+  Device& device = q.device();
+  // Scratch linear in T, allocated on every device so dry predicts cuda's peak exactly.
+  Tensor delta = Tensor::empty(device, attention_lse_shape(q), DType::f32, memory::Tag::workspace);
+  Tensor dq_accum = Tensor::empty(device, q.shape(), DType::f32, memory::Tag::workspace);
+  if (device.is_dry()) return;
+  if (device.is_cuda()) {
+#if OOMLAB_WITH_CUDA
+    check_aligned(op, {&q, &k, &v, &out, &d_out, &dq, &dk, &dv});
+    cuda::fused_attention_backward(cuda_shape(q), q.data(), k.data(), v.data(), out.data(),
+                                   lse.data_as<float>(), d_out.data(), delta.data_as<float>(),
+                                   dq_accum.data_as<float>(), dq.data(), dk.data(), dv.data(),
+                                   device.stream());
+    return;
+#else
+    no_cuda(op);
+#endif
+  }
+  const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
+  const auto ov = host_values(out), dov = host_values(d_out);
+  std::vector<float> dqv(qv.size()), dkv(qv.size()), dvv(qv.size());
+  reference::fused_attention_backward(dims_of(q), qv.data(), kv.data(), vv.data(), ov.data(),
+                                      lse.data_as<float>(), dov.data(), dqv.data(), dkv.data(),
+                                      dvv.data());
+  store_host_values(dq, dqv);
+  store_host_values(dk, dkv);
+  store_host_values(dv, dvv);
+}
+
+}  // namespace oomlab::ops

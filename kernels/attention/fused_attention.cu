@@ -1,0 +1,620 @@
+// Fused causal attention on cuda, flash-attention-2 style, bf16 in / f32 accumulate on tensor
+// cores (mma.sync m16n8k16). Nothing T x T is ever stored.
+//
+// Forward (one block of 4 warps per 64 query rows and head; each warp owns 16 rows): Q stays in
+// registers; 64-key K/V tiles stream through shared memory, double-buffered with cp.async; per
+// tile S = Q K^T, the running row max / sum are updated (online softmax) and O += P V with P
+// taken straight from the S accumulators. Tiles above the diagonal are never visited, and the
+// longest rows are scheduled first. Saves O and lse = rowmax + log(rowsum) (natural log).
+//
+// Backward (one block per 64-key tile and head; each warp owns 16 keys): K and V stay in shared
+// memory; query tiles from the diagonal down stream through shared memory, double-buffered; per
+// tile P^T = exp(K Q^T * scale - lse) is recomputed, dV += P^T dO, dP^T = V dO^T,
+// dS^T = P^T (dP^T - delta), dK += dS^T Q, and dS^T goes through shared memory so the block adds
+// its dQ = dS K share to an f32 accumulator with atomics. A preprocessing kernel computes
+// delta = rowsum(dO * O), a postprocessing kernel scales and rounds dQ to bf16.
+// Scratch: delta (heads, T) f32 and the dQ accumulator (heads, T, D) f32: linear in T.
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_bf16.h>
+
+#include "kernels/attention/attention_cuda.hpp"
+#include "kernels/core/launch.cuh"
+
+namespace oomlab::ops::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// ---------------------------------------------------------------------------------------------
+// Warp-level building blocks. Fragment layouts of mma.m16n8k16 (PTX ISA), with g = lane / 4
+// (the "group") and t = lane % 4:
+//   A 16x16 row-major: a[0] = (g, 2t..2t+1), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..), a[3] = (g+8, 2t+8..)
+//   B 16x8 (k x n):    b[0] = (k 2t..2t+1, n g), b[1] = (k 2t+8..2t+9, n g)
+//   C 16x8 f32:        c[0], c[1] = (g, 2t), (g, 2t+1); c[2], c[3] = (g+8, 2t), (g+8, 2t+1)
+// Each 32-bit register holds two bf16, the lower-indexed element in the low half.
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
+  __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);  // .x (low half) = low
+  return *reinterpret_cast<uint32_t*>(&pair);
+}
+
+__device__ __forceinline__ uint32_t load_pair(const bf16* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+__device__ __forceinline__ uint32_t gather_pair(const bf16* low, const bf16* high) {
+  return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(low)) |
+         (static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(high)) << 16);
+}
+
+// A fragment of the 16x16 block at (row0, col0) of a row-major shared tile.
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int ld, int row0, int col0) {
+  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const bf16* p = tile + (row0 + g) * ld + col0 + 2 * t;
+  a[0] = load_pair(p);
+  a[1] = load_pair(p + 8 * ld);
+  a[2] = load_pair(p + 8);
+  a[3] = load_pair(p + 8 * ld + 8);
+}
+
+// A fragment of the 16x16 block A = X^T where X is stored row-major (X[k][m]): A(m, k) at
+// tile[(k0 + k) * ld + m0 + m].
+__device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const bf16* tile, int ld, int m0, int k0) {
+  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const bf16* p = tile + (k0 + 2 * t) * ld + m0 + g;
+  a[0] = gather_pair(p, p + ld);
+  a[1] = gather_pair(p + 8, p + ld + 8);
+  a[2] = gather_pair(p + 8 * ld, p + 9 * ld);
+  a[3] = gather_pair(p + 8 * ld + 8, p + 9 * ld + 8);
+}
+
+// B fragment (k0..k0+15, n0..n0+7) when the tile stores B^T row-major, i.e. tile[n][k]
+// (K for S = Q K^T): each register is two adjacent elements of one row.
+__device__ __forceinline__ void load_b_from_nk(uint32_t (&b)[2], const bf16* tile, int ld, int n0, int k0) {
+  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const bf16* p = tile + (n0 + g) * ld + k0 + 2 * t;
+  b[0] = load_pair(p);
+  b[1] = load_pair(p + 8);
+}
+
+// B fragment (k0..k0+15, n0..n0+7) when the tile stores B row-major, i.e. tile[k][n]
+// (V for O = P V): each register gathers two rows of one column.
+__device__ __forceinline__ void load_b_from_kn(uint32_t (&b)[2], const bf16* tile, int ld, int k0, int n0) {
+  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const bf16* p = tile + (k0 + 2 * t) * ld + n0 + g;
+  b[0] = gather_pair(p, p + ld);
+  b[1] = gather_pair(p + 8 * ld, p + 9 * ld);
+}
+
+// The C accumulators of n-tiles 2j and 2j+1 (a 16x16 block) as the A operand of the next mma:
+// the C layout of two adjacent n-tiles is exactly the A layout, so no shuffles are needed.
+__device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float (&left)[4], const float (&right)[4]) {
+  a[0] = pack_bf16(left[0], left[1]);
+  a[1] = pack_bf16(left[2], left[3]);
+  a[2] = pack_bf16(right[0], right[1]);
+  a[3] = pack_bf16(right[2], right[3]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global -> shared copies with cp.async (16 bytes per instruction; rows past `seq` are
+// zero-filled, reading nothing, so tails need no other special case).
+
+__device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  const int source_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
+               "r"(source_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// Rows [row0, row0 + kRows) of a (seq, kHeadDim) head into a (kRows, ld) shared tile.
+template <int kRows, int kHeadDim>
+__device__ __forceinline__ void load_tile_async(bf16* tile, int ld, const bf16* head, int row0, int seq) {
+  constexpr int kChunksPerRow = kHeadDim / 8;  // 8 bf16 = 16 bytes
+  for (int chunk = threadIdx.x; chunk < kRows * kChunksPerRow; chunk += kThreads) {
+    const int row = chunk / kChunksPerRow, col = chunk % kChunksPerRow * 8;
+    const bool valid = row0 + row < seq;
+    const bf16* source = valid ? head + static_cast<size_t>(row0 + row) * kHeadDim + col : head;
+    cp_async_16(tile + row * ld + col, source, valid);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+
+template <int kHeadDim>
+struct ForwardTiles {
+  static constexpr int kBlockM = 64;           // query rows per block, 16 per warp
+  static constexpr int kBlockN = 64;           // keys per K/V tile
+  static constexpr int kLd = kHeadDim + 8;     // padded row: staggers banks, keeps 16 B alignment
+  static constexpr int kTileElems = kBlockN * kLd;
+  // sQ, then sK[2], then sV[2]
+  static constexpr size_t kSharedBytes = size_t(kBlockM + 4 * kBlockN) * kLd * sizeof(bf16);
+};
+
+template <int kHeadDim>
+__global__ void __launch_bounds__(kThreads)
+flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                     bf16* __restrict__ out, float* __restrict__ lse, int seq, float scale_log2) {
+  using Tiles = ForwardTiles<kHeadDim>;
+  constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd;
+  constexpr int kDimSteps = kHeadDim / 16;  // k-steps of Q K^T
+  constexpr int kKeyTiles = kBlockN / 8;    // n-tiles of S
+  constexpr int kOutTiles = kHeadDim / 8;   // n-tiles of O
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  bf16* sQ = reinterpret_cast<bf16*>(shared_raw);
+  bf16* sK = sQ + kBlockM * kLd;
+  bf16* sV = sK + 2 * Tiles::kTileElems;
+
+  const int m_block = gridDim.x - 1 - blockIdx.x;  // longest causal rows first
+  const int m0 = m_block * kBlockM;
+  const size_t head = static_cast<size_t>(blockIdx.y) * seq * kHeadDim;
+  q += head; k += head; v += head; out += head;
+  lse += static_cast<size_t>(blockIdx.y) * seq;
+  const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;  // this thread's two query rows
+
+  // Causal: key tiles up to the one holding this block's last row.
+  const int key_tiles = min((seq + kBlockN - 1) / kBlockN, (m0 + kBlockM + kBlockN - 1) / kBlockN);
+
+  load_tile_async<kBlockM, kHeadDim>(sQ, kLd, q, m0, seq);
+  load_tile_async<kBlockN, kHeadDim>(sK, kLd, k, 0, seq);
+  load_tile_async<kBlockN, kHeadDim>(sV, kLd, v, 0, seq);
+  cp_async_commit();
+
+  uint32_t q_frag[kDimSteps][4];
+  float o_acc[kOutTiles][4];
+  for (int i = 0; i < kOutTiles; ++i) o_acc[i][0] = o_acc[i][1] = o_acc[i][2] = o_acc[i][3] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY};  // in log2 units of the scaled scores
+  float row_sum[2] = {0.0f, 0.0f};            // this thread's partial sums (reduced at the end)
+
+  for (int j = 0; j < key_tiles; ++j) {
+    cp_async_wait_all();
+    __syncthreads();  // tile j visible to all; every warp is done with tile j-1's buffer
+    if (j == 0) {
+      for (int s = 0; s < kDimSteps; ++s) load_a(q_frag[s], sQ, kLd, warp * 16, s * 16);
+    }
+    if (j + 1 < key_tiles) {
+      const int next = (j + 1) & 1;
+      load_tile_async<kBlockN, kHeadDim>(sK + next * Tiles::kTileElems, kLd, k, (j + 1) * kBlockN, seq);
+      load_tile_async<kBlockN, kHeadDim>(sV + next * Tiles::kTileElems, kLd, v, (j + 1) * kBlockN, seq);
+      cp_async_commit();
+    }
+    const bf16* tile_k = sK + (j & 1) * Tiles::kTileElems;
+    const bf16* tile_v = sV + (j & 1) * Tiles::kTileElems;
+
+    // S = Q K^T for this warp's 16 rows x 64 keys
+    float s_acc[kKeyTiles][4];
+    for (int n = 0; n < kKeyTiles; ++n) s_acc[n][0] = s_acc[n][1] = s_acc[n][2] = s_acc[n][3] = 0.0f;
+    for (int s = 0; s < kDimSteps; ++s) {
+      for (int n = 0; n < kKeyTiles; ++n) {
+        uint32_t b[2];
+        load_b_from_nk(b, tile_k, kLd, n * 8, s * 16);
+        mma_bf16(s_acc[n], q_frag[s], b);
+      }
+    }
+
+    // Scale to log2 units; mask keys after the row and past the end (only near the diagonal
+    // and in the last tile).
+    const int n0 = j * kBlockN;
+    const bool needs_mask = n0 + kBlockN - 1 > m0 || n0 + kBlockN > seq;
+    for (int n = 0; n < kKeyTiles; ++n) {
+      for (int e = 0; e < 4; ++e) {
+        const int key = n0 + n * 8 + 2 * t + (e & 1);
+        const int row = e < 2 ? row_a : row_b;
+        float x = s_acc[n][e] * scale_log2;
+        if (needs_mask && (key > row || key >= seq)) x = -INFINITY;
+        s_acc[n][e] = x;
+      }
+    }
+
+    // Online softmax: new row max over the 4 threads sharing a row, rescale what came before.
+    float tile_max[2] = {row_max[0], row_max[1]};
+    for (int n = 0; n < kKeyTiles; ++n) {
+      tile_max[0] = fmaxf(tile_max[0], fmaxf(s_acc[n][0], s_acc[n][1]));
+      tile_max[1] = fmaxf(tile_max[1], fmaxf(s_acc[n][2], s_acc[n][3]));
+    }
+    float base[2], rescale[2];
+    for (int r = 0; r < 2; ++r) {
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      base[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r];  // a fully masked row stays 0, not NaN
+      rescale[r] = exp2f(row_max[r] - base[r]);
+      row_max[r] = tile_max[r];
+      row_sum[r] *= rescale[r];
+    }
+    for (int n = 0; n < kKeyTiles; ++n) {
+      s_acc[n][0] = exp2f(s_acc[n][0] - base[0]);
+      s_acc[n][1] = exp2f(s_acc[n][1] - base[0]);
+      s_acc[n][2] = exp2f(s_acc[n][2] - base[1]);
+      s_acc[n][3] = exp2f(s_acc[n][3] - base[1]);
+      row_sum[0] += s_acc[n][0] + s_acc[n][1];
+      row_sum[1] += s_acc[n][2] + s_acc[n][3];
+    }
+    for (int d = 0; d < kOutTiles; ++d) {
+      o_acc[d][0] *= rescale[0];
+      o_acc[d][1] *= rescale[0];
+      o_acc[d][2] *= rescale[1];
+      o_acc[d][3] *= rescale[1];
+    }
+
+    // O += P V, P straight from the S accumulators (rounded to bf16)
+    for (int s = 0; s < kBlockN / 16; ++s) {
+      uint32_t a[4];
+      accumulators_to_a(a, s_acc[2 * s], s_acc[2 * s + 1]);
+      for (int d = 0; d < kOutTiles; ++d) {
+        uint32_t b[2];
+        load_b_from_kn(b, tile_v, kLd, s * 16, d * 8);
+        mma_bf16(o_acc[d], a, b);
+      }
+    }
+  }
+
+  // Epilogue: full row sums, normalise, store O and lse for rows inside the sequence.
+  float inverse[2];
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    inverse[r] = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
+  }
+  for (int d = 0; d < kOutTiles; ++d) {
+    const int col = d * 8 + 2 * t;
+    if (row_a < seq) {
+      *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_a) * kHeadDim + col) =
+          pack_bf16(o_acc[d][0] * inverse[0], o_acc[d][1] * inverse[0]);
+    }
+    if (row_b < seq) {
+      *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_b) * kHeadDim + col) =
+          pack_bf16(o_acc[d][2] * inverse[1], o_acc[d][3] * inverse[1]);
+    }
+  }
+  if (t == 0) {
+    if (row_a < seq) lse[row_a] = (row_max[0] + log2f(row_sum[0])) * kLn2;
+    if (row_b < seq) lse[row_b] = (row_max[1] + log2f(row_sum[1])) * kLn2;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward
+
+// delta_i = sum_d dO_id * O_id in f32; one warp per row.
+template <int kHeadDim>
+__global__ void flash_backward_delta_kernel(const bf16* __restrict__ out, const bf16* __restrict__ d_out,
+                                            float* __restrict__ delta, size_t rows) {
+  const size_t row = static_cast<size_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  if (row >= rows) return;  // whole warps leave together, so the shuffles below stay full
+  const int lane = threadIdx.x % 32;
+  float sum = 0.0f;
+  for (int d = 2 * lane; d < kHeadDim; d += 64) {
+    const float2 o = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(out + row * kHeadDim + d));
+    const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(d_out + row * kHeadDim + d));
+    sum += o.x * g.x + o.y * g.y;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane == 0) delta[row] = sum;
+}
+
+// dQ = scale * accumulator, rounded to bf16.
+__global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf16* __restrict__ dq,
+                                         size_t count, float scale) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    dq[i] = __float2bfloat16_rn(dq_accum[i] * scale);
+  }
+}
+
+template <int kHeadDim>
+struct BackwardTiles {
+  static constexpr int kBlockN = 64;                       // keys per block, 16 per warp
+  static constexpr int kBlockM = kHeadDim <= 64 ? 64 : 32;  // queries per step (registers bound D=128)
+  static constexpr int kLd = kHeadDim + 8;
+  static constexpr int kLdS = kBlockM + 8;                 // dS^T rows in shared memory
+  static constexpr int kQueryTileElems = kBlockM * kLd;
+  // bf16: sK, sV, sQ[2], sdO[2], sdS; then f32: sLse[2], sDelta[2]
+  static constexpr size_t kSharedBytes =
+      (size_t(2 * kBlockN * kLd) + 4 * kQueryTileElems + kBlockN * kLdS) * sizeof(bf16) +
+      4 * kBlockM * sizeof(float);
+};
+
+template <int kHeadDim>
+__global__ void __launch_bounds__(kThreads)
+flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                      const bf16* __restrict__ d_out, const float* __restrict__ lse,
+                      const float* __restrict__ delta, float* __restrict__ dq_accum,
+                      bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+  using Tiles = BackwardTiles<kHeadDim>;
+  constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd, kLdS = Tiles::kLdS;
+  constexpr int kDimSteps = kHeadDim / 16;    // k-steps over the head dim
+  constexpr int kQuerySteps = kBlockM / 16;   // k-steps over the queries of a tile
+  constexpr int kQueryTiles = kBlockM / 8;    // n-tiles of S^T
+  constexpr int kOutTiles = kHeadDim / 8;     // n-tiles of dK, dV
+  // dQ = dS K work split: kQuerySteps row tiles of 16 queries, each shared by kWarpsPerRowTile
+  // warps that take kDqTiles of the head dim's n-tiles each.
+  constexpr int kWarpsPerRowTile = kWarps / kQuerySteps;
+  constexpr int kDqTiles = kOutTiles / kWarpsPerRowTile;
+  static_assert(kWarps % kQuerySteps == 0 && kOutTiles % kWarpsPerRowTile == 0, "dQ split");
+
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  bf16* sK = reinterpret_cast<bf16*>(shared_raw);
+  bf16* sV = sK + kBlockN * kLd;
+  bf16* sQ = sV + kBlockN * kLd;                  // [2][kBlockM][kLd]
+  bf16* sdO = sQ + 2 * Tiles::kQueryTileElems;    // [2][kBlockM][kLd]
+  bf16* sdS = sdO + 2 * Tiles::kQueryTileElems;   // [kBlockN][kLdS], dS^T of the current tile
+  float* sLse = reinterpret_cast<float*>(sdS + kBlockN * kLdS);  // [2][kBlockM], log2 units
+  float* sDelta = sLse + 2 * kBlockM;                             // [2][kBlockM]
+
+  const int n_block = blockIdx.x;  // low key tiles see the most queries: they launch first
+  const int n0 = n_block * kBlockN;
+  const size_t head = static_cast<size_t>(blockIdx.y) * seq * kHeadDim;
+  q += head; k += head; v += head; d_out += head; dq_accum += head; dk += head; dv += head;
+  lse += static_cast<size_t>(blockIdx.y) * seq;
+  delta += static_cast<size_t>(blockIdx.y) * seq;
+  const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+  const int key_a = n0 + warp * 16 + g, key_b = key_a + 8;  // this thread's two key rows
+
+  // Causal: query tiles from the one holding key n0 to the end.
+  const int m_first = n0 / kBlockM;
+  const int m_end = (seq + kBlockM - 1) / kBlockM;
+
+  // Rows of lse (pre-scaled to log2 units) and delta for query tile m into buffer `buffer`;
+  // plain stores, made visible by the barrier at the top of the iteration that reads them.
+  auto load_row_stats = [&](int m, int buffer) {
+    for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
+      const int query = m * kBlockM + i;
+      sLse[buffer * kBlockM + i] = query < seq ? lse[query] * kLog2e : 0.0f;
+      sDelta[buffer * kBlockM + i] = query < seq ? delta[query] : 0.0f;
+    }
+  };
+
+  load_tile_async<kBlockN, kHeadDim>(sK, kLd, k, n0, seq);
+  load_tile_async<kBlockN, kHeadDim>(sV, kLd, v, n0, seq);
+  load_tile_async<kBlockM, kHeadDim>(sQ, kLd, q, m_first * kBlockM, seq);
+  load_tile_async<kBlockM, kHeadDim>(sdO, kLd, d_out, m_first * kBlockM, seq);
+  cp_async_commit();
+  load_row_stats(m_first, 0);
+
+  float dk_acc[kOutTiles][4], dv_acc[kOutTiles][4];
+  for (int d = 0; d < kOutTiles; ++d) {
+    for (int e = 0; e < 4; ++e) dk_acc[d][e] = dv_acc[d][e] = 0.0f;
+  }
+
+  for (int m = m_first; m < m_end; ++m) {
+    const int buffer = (m - m_first) & 1;
+    cp_async_wait_all();
+    __syncthreads();  // tile m visible; every warp is done with tile m-1 (and its sdS)
+    if (m + 1 < m_end) {
+      const int next = buffer ^ 1;
+      load_tile_async<kBlockM, kHeadDim>(sQ + next * Tiles::kQueryTileElems, kLd, q, (m + 1) * kBlockM, seq);
+      load_tile_async<kBlockM, kHeadDim>(sdO + next * Tiles::kQueryTileElems, kLd, d_out, (m + 1) * kBlockM, seq);
+      cp_async_commit();
+      load_row_stats(m + 1, next);
+    }
+    const bf16* tile_q = sQ + buffer * Tiles::kQueryTileElems;
+    const bf16* tile_do = sdO + buffer * Tiles::kQueryTileElems;
+    const float* tile_lse = sLse + buffer * kBlockM;
+    const float* tile_delta = sDelta + buffer * kBlockM;
+    const int m0 = m * kBlockM;
+
+    // S^T = K Q^T: this warp's 16 keys x kBlockM queries
+    float p_acc[kQueryTiles][4];
+    for (int n = 0; n < kQueryTiles; ++n) p_acc[n][0] = p_acc[n][1] = p_acc[n][2] = p_acc[n][3] = 0.0f;
+    for (int s = 0; s < kDimSteps; ++s) {
+      uint32_t a[4];
+      load_a(a, sK, kLd, warp * 16, s * 16);
+      for (int n = 0; n < kQueryTiles; ++n) {
+        uint32_t b[2];
+        load_b_from_nk(b, tile_q, kLd, n * 8, s * 16);
+        mma_bf16(p_acc[n], a, b);
+      }
+    }
+
+    // P^T = exp(scale S^T - lse), zero where the query precedes the key or either is past the end
+    const bool needs_mask = m0 < n0 + kBlockN || m0 + kBlockM > seq || n0 + kBlockN > seq;
+    for (int n = 0; n < kQueryTiles; ++n) {
+      for (int e = 0; e < 4; ++e) {
+        const int local_query = n * 8 + 2 * t + (e & 1);
+        const int query = m0 + local_query;
+        const int key = e < 2 ? key_a : key_b;
+        const float p = exp2f(p_acc[n][e] * scale_log2 - tile_lse[local_query]);
+        p_acc[n][e] = (needs_mask && (query < key || query >= seq || key >= seq)) ? 0.0f : p;
+      }
+    }
+
+    // dV += P^T dO
+    for (int s = 0; s < kQuerySteps; ++s) {
+      uint32_t a[4];
+      accumulators_to_a(a, p_acc[2 * s], p_acc[2 * s + 1]);
+      for (int d = 0; d < kOutTiles; ++d) {
+        uint32_t b[2];
+        load_b_from_kn(b, tile_do, kLd, s * 16, d * 8);
+        mma_bf16(dv_acc[d], a, b);
+      }
+    }
+
+    // dP^T = V dO^T, then dS^T = P^T (dP^T - delta) (unscaled; the scale is applied to dK, dQ)
+    float ds_acc[kQueryTiles][4];
+    for (int n = 0; n < kQueryTiles; ++n) ds_acc[n][0] = ds_acc[n][1] = ds_acc[n][2] = ds_acc[n][3] = 0.0f;
+    for (int s = 0; s < kDimSteps; ++s) {
+      uint32_t a[4];
+      load_a(a, sV, kLd, warp * 16, s * 16);
+      for (int n = 0; n < kQueryTiles; ++n) {
+        uint32_t b[2];
+        load_b_from_nk(b, tile_do, kLd, n * 8, s * 16);
+        mma_bf16(ds_acc[n], a, b);
+      }
+    }
+    for (int n = 0; n < kQueryTiles; ++n) {
+      for (int e = 0; e < 4; ++e) {
+        const int local_query = n * 8 + 2 * t + (e & 1);
+        ds_acc[n][e] = p_acc[n][e] * (ds_acc[n][e] - tile_delta[local_query]);
+      }
+    }
+
+    // dK += dS^T Q
+    for (int s = 0; s < kQuerySteps; ++s) {
+      uint32_t a[4];
+      accumulators_to_a(a, ds_acc[2 * s], ds_acc[2 * s + 1]);
+      for (int d = 0; d < kOutTiles; ++d) {
+        uint32_t b[2];
+        load_b_from_kn(b, tile_q, kLd, s * 16, d * 8);
+        mma_bf16(dk_acc[d], a, b);
+      }
+    }
+
+    // dS^T to shared memory: dQ needs all 64 keys of the block, spread over the 4 warps.
+    for (int n = 0; n < kQueryTiles; ++n) {
+      const int col = n * 8 + 2 * t;
+      const int row = warp * 16 + g;
+      *reinterpret_cast<uint32_t*>(sdS + row * kLdS + col) = pack_bf16(ds_acc[n][0], ds_acc[n][1]);
+      *reinterpret_cast<uint32_t*>(sdS + (row + 8) * kLdS + col) = pack_bf16(ds_acc[n][2], ds_acc[n][3]);
+    }
+    __syncthreads();  // sdS complete before any warp reads it
+
+    // dQ[m0 + ...] += dS K over this block's keys: A(query, key) = sdS[key][query], B = K[key][d]
+    {
+      const int row_tile = warp % kQuerySteps;
+      const int d_first = warp / kQuerySteps * kDqTiles;
+      float dq_acc[kDqTiles][4];
+      for (int d = 0; d < kDqTiles; ++d) dq_acc[d][0] = dq_acc[d][1] = dq_acc[d][2] = dq_acc[d][3] = 0.0f;
+      for (int s = 0; s < kBlockN / 16; ++s) {
+        uint32_t a[4];
+        load_a_transposed(a, sdS, kLdS, row_tile * 16, s * 16);
+        for (int d = 0; d < kDqTiles; ++d) {
+          uint32_t b[2];
+          load_b_from_kn(b, sK, kLd, s * 16, (d_first + d) * 8);
+          mma_bf16(dq_acc[d], a, b);
+        }
+      }
+      const int query_a = m0 + row_tile * 16 + g, query_b = query_a + 8;
+      for (int d = 0; d < kDqTiles; ++d) {
+        const int col = (d_first + d) * 8 + 2 * t;
+        if (query_a < seq) {
+          float* dst = dq_accum + static_cast<size_t>(query_a) * kHeadDim + col;
+          atomicAdd(dst, dq_acc[d][0]);
+          atomicAdd(dst + 1, dq_acc[d][1]);
+        }
+        if (query_b < seq) {
+          float* dst = dq_accum + static_cast<size_t>(query_b) * kHeadDim + col;
+          atomicAdd(dst, dq_acc[d][2]);
+          atomicAdd(dst + 1, dq_acc[d][3]);
+        }
+      }
+    }
+  }
+
+  // Epilogue: dK carries the softmax scale; store rows inside the sequence.
+  for (int d = 0; d < kOutTiles; ++d) {
+    const int col = d * 8 + 2 * t;
+    if (key_a < seq) {
+      *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_a) * kHeadDim + col) =
+          pack_bf16(dk_acc[d][0] * scale, dk_acc[d][1] * scale);
+      *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_a) * kHeadDim + col) =
+          pack_bf16(dv_acc[d][0], dv_acc[d][1]);
+    }
+    if (key_b < seq) {
+      *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_b) * kHeadDim + col) =
+          pack_bf16(dk_acc[d][2] * scale, dk_acc[d][3] * scale);
+      *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_b) * kHeadDim + col) =
+          pack_bf16(dv_acc[d][2], dv_acc[d][3]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kernel launchers
+
+// Opts a kernel into more than 48 KiB of dynamic shared memory (once per kernel and device is
+// enough, but the call is cheap and keeps the launchers stateless).
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, size_t bytes) {
+  OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(bytes)));
+}
+
+template <int kHeadDim>
+void launch_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out, float* lse,
+                    cudaStream_t stream) {
+  using Tiles = ForwardTiles<kHeadDim>;
+  const float scale_log2 = kLog2e / std::sqrt(static_cast<float>(kHeadDim));
+  const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockM), static_cast<unsigned>(s.heads));
+  allow_shared_bytes(flash_forward_kernel<kHeadDim>, Tiles::kSharedBytes);
+  flash_forward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
+      static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
+      static_cast<bf16*>(out), lse, static_cast<int>(s.seq), scale_log2);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+}
+
+template <int kHeadDim>
+void launch_backward(AttentionShape s, const void* q, const void* k, const void* v, const void* out,
+                     const float* lse, const void* d_out, float* delta, float* dq_accum, void* dq,
+                     void* dk, void* dv, cudaStream_t stream) {
+  using Tiles = BackwardTiles<kHeadDim>;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  const size_t rows = static_cast<size_t>(s.heads) * s.seq;
+  const size_t elements = rows * kHeadDim;
+
+  flash_backward_delta_kernel<kHeadDim><<<ceil_div(rows, kWarps), kThreads, 0, stream>>>(
+      static_cast<const bf16*>(out), static_cast<const bf16*>(d_out), delta, rows);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+  OOMLAB_CUDA_CHECK(cudaMemsetAsync(dq_accum, 0, elements * sizeof(float), stream));
+
+  const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockN), static_cast<unsigned>(s.heads));
+  allow_shared_bytes(flash_backward_kernel<kHeadDim>, Tiles::kSharedBytes);
+  flash_backward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
+      static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
+      static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk),
+      static_cast<bf16*>(dv), static_cast<int>(s.seq), scale, scale * kLog2e);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+
+  constexpr unsigned kBlock = 256;
+  unsigned blocks = ceil_div(elements, kBlock);
+  if (blocks > 65535u * 8) blocks = 65535u * 8;  // grid-stride beyond this
+  flash_backward_dq_kernel<<<blocks, kBlock, 0, stream>>>(dq_accum, static_cast<bf16*>(dq), elements, scale);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void check_head_dim(const char* op, std::int64_t head_dim) {
+  if (head_dim != 64 && head_dim != 128) {
+    throw std::invalid_argument(std::string(op) + ": head dim " + std::to_string(head_dim) +
+                                " is not 64 or 128");
+  }
+}
+
+}  // namespace
+
+void fused_attention_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out,
+                             float* lse, memory::StreamHandle stream) {
+  check_head_dim("fused_attention_forward", s.head_dim);
+  if (s.head_dim == 64) launch_forward<64>(s, q, k, v, out, lse, as_cuda_stream(stream));
+  else launch_forward<128>(s, q, k, v, out, lse, as_cuda_stream(stream));
+}
+
+void fused_attention_backward(AttentionShape s, const void* q, const void* k, const void* v,
+                              const void* out, const float* lse, const void* d_out, float* delta,
+                              float* dq_accum, void* dq, void* dk, void* dv, memory::StreamHandle stream) {
+  check_head_dim("fused_attention_backward", s.head_dim);
+  if (s.head_dim == 64) {
+    launch_backward<64>(s, q, k, v, out, lse, d_out, delta, dq_accum, dq, dk, dv, as_cuda_stream(stream));
+  } else {
+    launch_backward<128>(s, q, k, v, out, lse, d_out, delta, dq_accum, dq, dk, dv, as_cuda_stream(stream));
+  }
+}
+
+}  // namespace oomlab::ops::cuda
