@@ -1,0 +1,120 @@
+// LayerNorm: CPU reference (f64 accumulation) and dispatch.
+#include "kernels/transformer/layernorm.hpp"
+
+#include <cmath>
+
+#include "kernels/core/host_values.hpp"
+#include "kernels/core/op_checks.hpp"
+
+namespace oomlab::ops {
+
+namespace {
+
+void check_common(const char* op, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                  const Tensor& rstd) {
+  check_dtype(op, "x", x, kFloatDtypes);
+  OOMLAB_CHECK(x.ndim() >= 1, op << ": x " << x.describe() << " needs a channel dimension");
+  check_shape(op, "weight", weight, {x.dim(-1)});
+  check_same_dtype(op, weight, x);
+  check_shape(op, "mean", mean, {rows_of(x)});
+  check_shape(op, "rstd", rstd, {rows_of(x)});
+  check_dtype(op, "mean", mean, {DType::f32});
+  check_dtype(op, "rstd", rstd, {DType::f32});
+}
+
+}  // namespace
+
+void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, float eps) {
+  const char* op = "layernorm_forward";
+  check_common(op, x, weight, mean, rstd);
+  check_shape(op, "bias", bias, weight.shape());
+  check_same_dtype(op, bias, x);
+  check_shape(op, "out", out, x.shape());
+  check_same_dtype(op, out, x);
+  check_same_device(op, {&out, &mean, &rstd, &x, &weight, &bias});
+  switch (x.device().kind()) {
+    case DeviceKind::dry: return;
+    case DeviceKind::host: {
+      std::size_t rows = static_cast<std::size_t>(rows_of(x)), cols = static_cast<std::size_t>(x.dim(-1));
+      for (std::size_t r = 0; r < rows; ++r) {
+        double sum = 0, sum_sq = 0;
+        for (std::size_t c = 0; c < cols; ++c) sum += load_as_float(x.data(), x.dtype(), r * cols + c);
+        double m = sum / double(cols);
+        for (std::size_t c = 0; c < cols; ++c) {
+          double d = load_as_float(x.data(), x.dtype(), r * cols + c) - m;
+          sum_sq += d * d;
+        }
+        double s = 1.0 / std::sqrt(sum_sq / double(cols) + eps);
+        for (std::size_t c = 0; c < cols; ++c) {
+          double xhat = (load_as_float(x.data(), x.dtype(), r * cols + c) - m) * s;
+          double value = xhat * load_as_float(weight.data(), weight.dtype(), c) +
+                         load_as_float(bias.data(), bias.dtype(), c);
+          store_value(out.data(), out.dtype(), r * cols + c, value);
+        }
+        mean.data_as<float>()[r] = static_cast<float>(m);
+        rstd.data_as<float>()[r] = static_cast<float>(s);
+      }
+      return;
+    }
+    case DeviceKind::cuda:
+#if OOMLAB_WITH_CUDA
+      return cuda::layernorm_forward(out, mean, rstd, x, weight, bias, eps, x.device().stream());
+#endif
+      throw_no_cuda(op);
+  }
+}
+
+void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
+                        const Tensor& x, const Tensor& weight, const Tensor& mean,
+                        const Tensor& rstd) {
+  const char* op = "layernorm_backward";
+  check_common(op, x, weight, mean, rstd);
+  check_shape(op, "dout", dout, x.shape());
+  check_same_dtype(op, dout, x);
+  check_shape(op, "dx", dx, x.shape());
+  check_same_dtype(op, dx, x);
+  check_shape(op, "dweight", dweight, weight.shape());
+  check_shape(op, "dbias", dbias, weight.shape());
+  check_dtype(op, "dweight", dweight, {DType::f32});
+  check_dtype(op, "dbias", dbias, {DType::f32});
+  check_same_device(op, {&dx, &dweight, &dbias, &dout, &x, &weight, &mean, &rstd});
+  switch (x.device().kind()) {
+    case DeviceKind::dry: return;
+    case DeviceKind::host: {
+      std::size_t rows = static_cast<std::size_t>(rows_of(x)), cols = static_cast<std::size_t>(x.dim(-1));
+      for (std::size_t r = 0; r < rows; ++r) {
+        double m = mean.data_as<float>()[r], s = rstd.data_as<float>()[r];
+        double mean_g = 0, mean_g_xhat = 0;  // means of dout*w and dout*w*xhat over the row
+        for (std::size_t c = 0; c < cols; ++c) {
+          std::size_t i = r * cols + c;
+          double xhat = (load_as_float(x.data(), x.dtype(), i) - m) * s;
+          double g = double(load_as_float(dout.data(), dout.dtype(), i)) *
+                     load_as_float(weight.data(), weight.dtype(), c);
+          mean_g += g;
+          mean_g_xhat += g * xhat;
+        }
+        mean_g /= double(cols);
+        mean_g_xhat /= double(cols);
+        for (std::size_t c = 0; c < cols; ++c) {
+          std::size_t i = r * cols + c;
+          double xhat = (load_as_float(x.data(), x.dtype(), i) - m) * s;
+          double d = load_as_float(dout.data(), dout.dtype(), i);
+          double g = d * load_as_float(weight.data(), weight.dtype(), c);
+          store_value(dx.data(), dx.dtype(), i, s * (g - mean_g - xhat * mean_g_xhat));
+          dweight.data_as<float>()[c] += static_cast<float>(d * xhat);
+          dbias.data_as<float>()[c] += static_cast<float>(d);
+        }
+      }
+      return;
+    }
+    case DeviceKind::cuda:
+#if OOMLAB_WITH_CUDA
+      return cuda::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd,
+                                      x.device().stream());
+#endif
+      throw_no_cuda(op);
+  }
+}
+
+}  // namespace oomlab::ops

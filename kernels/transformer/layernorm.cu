@@ -1,0 +1,160 @@
+// LayerNorm: CUDA kernels and launchers. One warp per row; rows are read with 128-bit loads
+// when C is a multiple of the pack width (768, 3072, ... always are). The backward reduces
+// dweight/dbias per block in shared memory (8*C bytes), then adds them to global f32 with
+// one atomicAdd per column per block.
+#include "kernels/core/cuda_types.cuh"
+#include "kernels/core/launch.cuh"
+#include "kernels/core/op_checks.hpp"
+#include "kernels/transformer/layernorm.hpp"
+#include "kernels/transformer/row_kernels.cuh"
+
+namespace oomlab::ops {
+
+// CUDA kernels
+
+template <class T, int V>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* x,
+                                         const T* weight, const T* bias, int rows, int cols,
+                                         float eps) {
+  int row = blockIdx.x * kRowWarps + threadIdx.x / 32;
+  int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const T* x_row = x + static_cast<std::size_t>(row) * cols;
+  float sum = 0.0f;
+  for (int c = lane * V; c < cols; c += 32 * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) sum += to_f32(v.v[k]);
+  }
+  float m = warp_sum(sum) / cols;
+  float sum_sq = 0.0f;
+  for (int c = lane * V; c < cols; c += 32 * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      float d = to_f32(v.v[k]) - m;
+      sum_sq += d * d;
+    }
+  }
+  float s = rsqrtf(warp_sum(sum_sq) / cols + eps);
+  T* out_row = out + static_cast<std::size_t>(row) * cols;
+  for (int c = lane * V; c < cols; c += 32 * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+    RowVec<T, V> w = load_row_vec<T, V>(weight + c);
+    RowVec<T, V> b = load_row_vec<T, V>(bias + c);
+    RowVec<T, V> o;
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>((to_f32(v.v[k]) - m) * s * to_f32(w.v[k]) + to_f32(b.v[k]));
+    store_row_vec<T, V>(out_row + c, o);
+  }
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = s;
+  }
+}
+
+template <class T, int V>
+__global__ void layernorm_backward_kernel(T* dx, float* dweight, float* dbias, const T* dout,
+                                          const T* x, const T* weight, const float* mean,
+                                          const float* rstd, int rows, int cols) {
+  extern __shared__ float column_sums[];  // [dweight | dbias], 2 * cols
+  for (int c = threadIdx.x; c < 2 * cols; c += blockDim.x) column_sums[c] = 0.0f;
+  __syncthreads();
+  int lane = threadIdx.x % 32;
+  for (int row = blockIdx.x * kRowWarps + threadIdx.x / 32; row < rows; row += gridDim.x * kRowWarps) {
+    std::size_t offset = static_cast<std::size_t>(row) * cols;
+    float m = mean[row], s = rstd[row];
+    float sum_g = 0.0f, sum_g_xhat = 0.0f;
+    for (int c = lane * V; c < cols; c += 32 * V) {
+      RowVec<T, V> xv = load_row_vec<T, V>(x + offset + c);
+      RowVec<T, V> dv = load_row_vec<T, V>(dout + offset + c);
+      RowVec<T, V> wv = load_row_vec<T, V>(weight + c);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float g = to_f32(dv.v[k]) * to_f32(wv.v[k]);
+        sum_g += g;
+        sum_g_xhat += g * (to_f32(xv.v[k]) - m) * s;
+      }
+    }
+    float mean_g = warp_sum(sum_g) / cols;
+    float mean_g_xhat = warp_sum(sum_g_xhat) / cols;
+    for (int c = lane * V; c < cols; c += 32 * V) {
+      RowVec<T, V> xv = load_row_vec<T, V>(x + offset + c);
+      RowVec<T, V> dv = load_row_vec<T, V>(dout + offset + c);
+      RowVec<T, V> wv = load_row_vec<T, V>(weight + c);
+      RowVec<T, V> o;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float d = to_f32(dv.v[k]);
+        float xhat = (to_f32(xv.v[k]) - m) * s;
+        o.v[k] = from_f32<T>(s * (d * to_f32(wv.v[k]) - mean_g - xhat * mean_g_xhat));
+        atomicAdd(&column_sums[c + k], d * xhat);
+        atomicAdd(&column_sums[cols + c + k], d);
+      }
+      store_row_vec<T, V>(dx + offset + c, o);
+    }
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    atomicAdd(&dweight[c], column_sums[c]);
+    atomicAdd(&dbias[c], column_sums[cols + c]);
+  }
+}
+
+// kernel launchers
+
+namespace cuda {
+
+void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, float eps,
+                       memory::StreamHandle stream) {
+  int rows = checked_int(rows_of(x), "layernorm_forward rows");
+  int cols = checked_int(x.dim(-1), "layernorm_forward C");
+  if (rows == 0) return;
+  dispatch_float(x.dtype(), "layernorm_forward", [&](auto zero) {
+    using T = decltype(zero);
+    auto launch = [&](auto width) {
+      constexpr int V = decltype(width)::value;
+      layernorm_forward_kernel<T, V><<<ceil_div(rows, kRowWarps), kRowWarps * 32, 0,
+                                       as_cuda_stream(stream)>>>(
+          out.data_as<T>(), mean.data_as<float>(), rstd.data_as<float>(), x.data_as<const T>(),
+          weight.data_as<const T>(), bias.data_as<const T>(), rows, cols, eps);
+      OOMLAB_CUDA_CHECK_LAUNCH();
+    };
+    if (row_vectorizable<T>(cols, {out.data(), x.data(), weight.data(), bias.data()})) {
+      launch(std::integral_constant<int, 16 / sizeof(T)>{});
+    } else {
+      launch(std::integral_constant<int, 1>{});
+    }
+  });
+}
+
+void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
+                        const Tensor& x, const Tensor& weight, const Tensor& mean,
+                        const Tensor& rstd, memory::StreamHandle stream) {
+  int rows = checked_int(rows_of(x), "layernorm_backward rows");
+  int cols = checked_int(x.dim(-1), "layernorm_backward C");
+  if (rows == 0) return;
+  std::size_t shared_bytes = 2 * static_cast<std::size_t>(cols) * sizeof(float);
+  dispatch_float(x.dtype(), "layernorm_backward", [&](auto zero) {
+    using T = decltype(zero);
+    auto launch = [&](auto width) {
+      constexpr int V = decltype(width)::value;
+      auto kernel = layernorm_backward_kernel<T, V>;
+      allow_shared_bytes(kernel, shared_bytes, "layernorm_backward");
+      kernel<<<row_reduction_grid(rows), kRowWarps * 32, shared_bytes, as_cuda_stream(stream)>>>(
+          dx.data_as<T>(), dweight.data_as<float>(), dbias.data_as<float>(),
+          dout.data_as<const T>(), x.data_as<const T>(), weight.data_as<const T>(),
+          mean.data_as<const float>(), rstd.data_as<const float>(), rows, cols);
+      OOMLAB_CUDA_CHECK_LAUNCH();
+    };
+    if (row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
+      launch(std::integral_constant<int, 16 / sizeof(T)>{});
+    } else {
+      launch(std::integral_constant<int, 1>{});
+    }
+  });
+}
+
+}  // namespace cuda
+}  // namespace oomlab::ops
