@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "harness/memory/alloc_config.hpp"
+#include "harness/memory/size.hpp"
+
+namespace oomlab::memory {
+namespace {
+using namespace oomlab::literals;
+
+TEST(ParseAllocConf, BothKeys) {
+  AllocatorConfig config = parse_alloc_conf("max_split_size_mb:128,expandable_segments:true");
+  EXPECT_EQ(config.max_split_size, 128_MiB);
+  EXPECT_TRUE(config.expandable_segments);
+}
+
+TEST(ParseAllocConf, SpacesAroundItemsAreAllowed) {
+  AllocatorConfig config = parse_alloc_conf(" max_split_size_mb : 64 , expandable_segments:false ");
+  EXPECT_EQ(config.max_split_size, 64_MiB);
+  EXPECT_FALSE(config.expandable_segments);
+}
+
+TEST(ParseAllocConf, EmptyKeepsTheBase) {
+  AllocatorConfig base;
+  base.budget = 3_GiB;
+  base.expandable_segments = true;
+  AllocatorConfig config = parse_alloc_conf("", base);
+  EXPECT_EQ(config.budget, 3_GiB);
+  EXPECT_TRUE(config.expandable_segments);
+  EXPECT_EQ(config.max_split_size, AllocatorConfig::kUnlimited);
+}
+
+TEST(ParseAllocConf, MinimumMaxSplitIsTwentyMiB) {
+  EXPECT_EQ(parse_alloc_conf("max_split_size_mb:20").max_split_size, 20_MiB);
+}
+
+TEST(ParseAllocConf, ToStringRoundTrips) {
+  AllocatorConfig config = parse_alloc_conf("max_split_size_mb:256,expandable_segments:true");
+  EXPECT_EQ(config.to_string(), "max_split_size_mb:256,expandable_segments:true");
+  AllocatorConfig again = parse_alloc_conf(config.to_string());
+  EXPECT_EQ(again.max_split_size, config.max_split_size);
+  EXPECT_EQ(again.expandable_segments, config.expandable_segments);
+  EXPECT_EQ(AllocatorConfig{}.to_string(), "expandable_segments:false");
+}
+
+void expect_rejected(const std::string& text, const std::string& mentions) {
+  try {
+    parse_alloc_conf(text);
+    ADD_FAILURE() << "accepted '" << text << "'";
+  } catch (const std::invalid_argument& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(mentions), std::string::npos) << message;
+    EXPECT_NE(message.find("OOMLAB_ALLOC_CONF"), std::string::npos) << message;
+  }
+}
+
+TEST(ParseAllocConf, RejectsMaxSplitBelowTwenty) { expect_rejected("max_split_size_mb:19", ">= 20"); }
+TEST(ParseAllocConf, RejectsNonNumericMaxSplit) { expect_rejected("max_split_size_mb:abc", "'abc'"); }
+TEST(ParseAllocConf, RejectsMissingValue) { expect_rejected("max_split_size_mb:", "needs a value"); }
+TEST(ParseAllocConf, RejectsMissingColon) { expect_rejected("max_split_size_mb", "no ':value'"); }
+TEST(ParseAllocConf, RejectsBadBool) { expect_rejected("expandable_segments:maybe", "'maybe'"); }
+TEST(ParseAllocConf, RejectsUnknownKey) { expect_rejected("garbage_collection_threshold:0.6", "unknown key"); }
+TEST(ParseAllocConf, RejectsEmptyEntries) {
+  expect_rejected(",", "empty entry");
+  expect_rejected("max_split_size_mb:64,", "empty entry");
+  expect_rejected("max_split_size_mb:64,,expandable_segments:true", "empty entry");
+}
+TEST(ParseAllocConf, RejectsHugeMaxSplit) { expect_rejected("max_split_size_mb:99999999999999999999", "too large"); }
+
+TEST(AllocConfFromEnv, ReadsTheVariable) {
+  ::setenv("OOMLAB_ALLOC_CONF", "expandable_segments:true", 1);
+  EXPECT_TRUE(alloc_conf_from_env().expandable_segments);
+  ::setenv("OOMLAB_ALLOC_CONF", "bogus", 1);
+  EXPECT_THROW(alloc_conf_from_env(), std::invalid_argument);
+  ::unsetenv("OOMLAB_ALLOC_CONF");
+  AllocatorConfig base;
+  base.max_split_size = 64_MiB;
+  EXPECT_EQ(alloc_conf_from_env(base).max_split_size, 64_MiB);
+}
+
+}  // namespace
+}  // namespace oomlab::memory

@@ -1,0 +1,201 @@
+// Seeded fuzz: >= 100k random alloc/free/empty_cache/record_stream operations on a small budget
+// (so OOMs happen), checking the allocator's invariants after every operation.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "harness/memory/caching_allocator.hpp"
+#include "harness/memory/size.hpp"
+#include "test_sources.hpp"
+
+namespace oomlab::memory {
+namespace {
+using namespace oomlab::literals;
+using testing::ManualEventSource;
+
+struct LiveBlock {
+  std::size_t requested;
+  std::size_t size;
+  Tag tag;
+};
+
+class Fuzzer {
+ public:
+  Fuzzer(AllocatorConfig config, std::uint64_t seed)
+      // Events complete on their 2nd query: frees really are deferred, and waits terminate.
+      : source_(make_dry_source(), 2), allocator_(source_, config), rng_(seed) {}
+
+  void run(int operations) {
+    for (int op = 0; op < operations; ++op) {
+      step();
+      check_invariants(op);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+
+  void drain_and_check_zero() {
+    std::vector<void*> pointers;
+    for (auto& [address, block] : live_) pointers.push_back(reinterpret_cast<void*>(address));
+    for (void* p : pointers) free_one(p);
+    allocator_.empty_cache();
+    MemoryStats s = allocator_.stats();
+    EXPECT_EQ(s.allocated.current, 0);
+    EXPECT_EQ(s.active.current, 0);
+    EXPECT_EQ(s.requested.current, 0);
+    EXPECT_EQ(s.reserved.current, 0);
+    EXPECT_EQ(s.segments.current, 0);
+    EXPECT_EQ(s.allocations.current, 0);
+    for (Tag t : all_tags()) EXPECT_EQ(s.tag(t).current, 0);
+    EXPECT_EQ(source_.live_events(), 0u);
+  }
+
+  const CachingAllocator& allocator() const { return allocator_; }
+
+ private:
+  std::size_t random_size() {
+    // Mostly small and medium, sometimes large: exercises both pools and both segment rules.
+    std::uint64_t r = rng_() % 100;
+    if (r < 45) return 1 + rng_() % 1_MiB;
+    if (r < 85) return 1_MiB + 1 + rng_() % (10_MiB);
+    return 10_MiB + rng_() % 40_MiB;
+  }
+
+  void step() {
+    std::uint64_t r = rng_() % 1000;
+    if (r < 520 || live_.empty()) {
+      std::size_t bytes = random_size();
+      Tag tag = static_cast<Tag>(rng_() % kTagCount);
+      StreamHandle stream = rng_() % 4 == 0 ? 1 : 0;
+      try {
+        void* p = allocator_.allocate(bytes, tag, stream);
+        add_live(p, bytes, tag);
+      } catch (const OomError& e) {
+        ++ooms_;
+        EXPECT_EQ(e.info().requested, bytes <= 512 ? 512 : (bytes + 511) / 512 * 512);
+      }
+    } else if (r < 960) {
+      auto it = live_.begin();
+      std::advance(it, static_cast<long>(rng_() % live_.size()));
+      free_one(reinterpret_cast<void*>(it->first));
+    } else if (r < 995) {
+      auto it = live_.begin();
+      std::advance(it, static_cast<long>(rng_() % live_.size()));
+      allocator_.record_stream(reinterpret_cast<void*>(it->first), 2 + rng_() % 2);
+    } else {
+      allocator_.empty_cache();
+    }
+  }
+
+  void add_live(void* p, std::size_t bytes, Tag tag) {
+    auto address = reinterpret_cast<std::uintptr_t>(p);
+    std::size_t size = allocator_.block_size(p);
+    ASSERT_GE(size, bytes);
+    ASSERT_EQ(size % 512, 0u);
+    // No overlap with the live neighbours on either side.
+    auto next = live_.lower_bound(address);
+    if (next != live_.end()) {
+      ASSERT_LE(address + size, next->first) << "overlaps the next live block";
+    }
+    if (next != live_.begin()) {
+      auto prev = std::prev(next);
+      ASSERT_LE(prev->first + prev->second.size, address) << "overlaps the previous live block";
+    }
+    live_[address] = LiveBlock{bytes, size, tag};
+    allocated_ += size;
+    requested_ += bytes;
+    tag_bytes_[static_cast<int>(tag)] += size;
+  }
+
+  void free_one(void* p) {
+    auto it = live_.find(reinterpret_cast<std::uintptr_t>(p));
+    allocated_ -= it->second.size;
+    requested_ -= it->second.requested;
+    tag_bytes_[static_cast<int>(it->second.tag)] -= it->second.size;
+    live_.erase(it);
+    allocator_.deallocate(p);
+  }
+
+  // Segment bytes as the trace reports them (mapped minus unmapped), read incrementally.
+  void follow_trace() {
+    const auto& events = allocator_.trace().events();
+    if (events.empty()) return;
+    std::uint64_t fresh = seen_any_ ? events.back().sequence - last_sequence_ : events.size();
+    ASSERT_LE(fresh, events.size()) << "the trace dropped events between two checks";
+    for (std::size_t i = events.size() - fresh; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.kind == EventKind::segment_map) segment_bytes_ += static_cast<std::int64_t>(e.bytes);
+      if (e.kind == EventKind::segment_unmap) segment_bytes_ -= static_cast<std::int64_t>(e.bytes);
+    }
+    last_sequence_ = events.back().sequence;
+    seen_any_ = true;
+  }
+
+  void check_invariants(int op) {
+    MemoryStats s = allocator_.stats();
+    follow_trace();
+    ASSERT_EQ(s.allocated.current, allocated_) << "op " << op;
+    ASSERT_EQ(s.requested.current, requested_) << "op " << op;
+    ASSERT_EQ(s.allocations.current, static_cast<std::int64_t>(live_.size())) << "op " << op;
+    ASSERT_EQ(s.reserved.current, segment_bytes_) << "op " << op;
+    ASSERT_GE(s.active.current, s.allocated.current) << "op " << op;
+    ASSERT_LE(s.active.current, s.reserved.current) << "op " << op;
+    ASSERT_LE(static_cast<std::int64_t>(s.largest_free_block), s.reserved.current - s.allocated.current);
+    for (Tag t : all_tags()) ASSERT_EQ(s.tag(t).current, tag_bytes_[static_cast<int>(t)]) << "op " << op;
+    if (budget_ != AllocatorConfig::kUnlimited) {
+      ASSERT_LE(static_cast<std::size_t>(s.reserved.current), budget_) << "op " << op;
+    }
+    ASSERT_EQ(s.num_ooms, ooms_);
+  }
+
+ public:
+  std::size_t budget_ = AllocatorConfig::kUnlimited;
+  std::uint64_t ooms_ = 0;
+
+ private:
+  ManualEventSource source_;
+  CachingAllocator allocator_;
+  std::mt19937_64 rng_;
+  std::map<std::uintptr_t, LiveBlock> live_;
+  std::int64_t allocated_ = 0, requested_ = 0, segment_bytes_ = 0;
+  std::array<std::int64_t, kTagCount> tag_bytes_{};
+  std::uint64_t last_sequence_ = 0;
+  bool seen_any_ = false;
+};
+
+void fuzz(AllocatorConfig config, std::uint64_t seed) {
+  // The trace must hold one op's events between checks; its default capacity does.
+  Fuzzer fuzzer(config, seed);
+  fuzzer.budget_ = config.budget;
+  fuzzer.run(100000);
+  if (::testing::Test::HasFatalFailure()) return;
+  MemoryStats s = fuzzer.allocator().stats();
+  EXPECT_GT(s.num_ooms, 10u) << "the budget should be small enough for OOMs";
+  EXPECT_GT(s.num_alloc_retries, 0u);
+  fuzzer.drain_and_check_zero();
+}
+
+AllocatorConfig small_budget() {
+  AllocatorConfig config;
+  config.budget = 400_MiB;
+  return config;
+}
+
+TEST(AllocatorFuzz, DefaultSettings) { fuzz(small_budget(), 1); }
+
+TEST(AllocatorFuzz, MaxSplitSize) {
+  AllocatorConfig config = small_budget();
+  config.max_split_size = 24_MiB;
+  fuzz(config, 2);
+}
+
+TEST(AllocatorFuzz, ExpandableSegments) {
+  AllocatorConfig config = small_budget();
+  config.expandable_segments = true;
+  fuzz(config, 3);
+}
+
+}  // namespace
+}  // namespace oomlab::memory

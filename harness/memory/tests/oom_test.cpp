@@ -1,0 +1,165 @@
+// OOM diagnosis (capacity, fragmentation, external), the message, and life after an OOM.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "allocator_fixture.hpp"
+#include "harness/memory/size.hpp"
+
+namespace oomlab::memory {
+namespace {
+using namespace oomlab::literals;
+using testing::DryAllocator;
+using testing::with_budget;
+
+OomError catch_oom(CachingAllocator& allocator, std::size_t bytes, Tag tag = Tag::activations) {
+  try {
+    allocator.allocate(bytes, tag, 0);
+  } catch (const OomError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no OOM for " << format_size(bytes);
+  return OomError(OomInfo{});
+}
+
+// Three 20 MiB segments, each holding an 8 MiB hole, an 8 MiB live block and a 4 MiB tail:
+// 36 MiB reserved-but-unallocated, but no free block above 8 MiB.
+std::vector<void*> fragment(CachingAllocator& allocator) {
+  std::vector<void*> holes, kept;
+  for (int i = 0; i < 3; ++i) {
+    holes.push_back(allocator.allocate(8_MiB, Tag::activations, 0));
+    kept.push_back(allocator.allocate(8_MiB, Tag::weights, 0));
+  }
+  for (void* p : holes) allocator.deallocate(p);
+  return kept;
+}
+
+TEST(Diagnose, CapacityWhenAllocatedPlusRequestExceedsTheBudget) {
+  OomInfo info;
+  info.requested = 60_MiB;
+  info.budget = 100_MiB;
+  info.allocated = 60_MiB;
+  info.reserved = 60_MiB;
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::capacity);
+  EXPECT_NE(info.remedy.find("batch"), std::string::npos);
+}
+
+TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
+  OomInfo info;
+  info.requested = 20_MiB;
+  info.budget = 12_GiB;
+  info.allocated = 11_GiB + 512_MiB;
+  info.reserved = info.allocated + 300_MiB;
+  info.largest_free_block = 10_MiB;
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::fragmentation);
+  EXPECT_NE(info.remedy.find("max_split_size_mb"), std::string::npos);
+  EXPECT_NE(info.remedy.find("expandable_segments"), std::string::npos);
+}
+
+TEST(Diagnose, ExternalWhenOnlyOutsideMemoryMakesTheDifference) {
+  OomInfo info;
+  info.requested = 20_MiB;
+  info.budget = 100_MiB;
+  info.allocated = 40_MiB;
+  info.reserved = 40_MiB;
+  info.external = 50_MiB;
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::external);
+  EXPECT_NE(info.remedy.find("other processes"), std::string::npos);
+}
+
+TEST(Diagnose, LeakIsKeptWhenSetByTheDetector) {
+  OomInfo info;
+  info.diagnosis = Diagnosis::leak;
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::leak);
+  EXPECT_FALSE(info.remedy.empty());
+  EXPECT_STREQ(diagnosis_name(Diagnosis::leak), "leak");
+}
+
+TEST(OomError, IsABadAlloc) {
+  DryAllocator dry(with_budget(10_MiB));
+  EXPECT_THROW(dry.allocator.allocate(11_MiB), std::bad_alloc);
+}
+
+TEST(OomError, CapacityFromTheAllocator) {
+  DryAllocator dry(with_budget(100_MiB));
+  void* a = dry.allocator.allocate(60_MiB, Tag::weights, 0);
+  OomError e = catch_oom(dry.allocator, 60_MiB);
+  EXPECT_EQ(e.info().diagnosis, Diagnosis::capacity);
+  EXPECT_EQ(e.info().requested, 60_MiB);
+  EXPECT_EQ(e.info().allocated, 60_MiB);
+  EXPECT_EQ(e.info().tag, Tag::activations);
+  EXPECT_EQ(e.info().largest_tag, Tag::weights);
+  std::string message = e.what();
+  for (const char* part : {"oomlab: out of memory: tried to allocate 60.00MiB", "budget 100.00MiB",
+                           "60.00MiB allocated", "0B reserved but unallocated", "largest free block 0B",
+                           "largest tag weights (60.00MiB)", "diagnosis: capacity"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
+  }
+  dry.allocator.deallocate(a);
+}
+
+TEST(OomError, FragmentationFromTheAllocator) {
+  DryAllocator dry(with_budget(60_MiB));
+  std::vector<void*> kept = fragment(dry.allocator);
+  OomError e = catch_oom(dry.allocator, 9_MiB);
+  EXPECT_EQ(e.info().diagnosis, Diagnosis::fragmentation);
+  EXPECT_EQ(e.info().reserved - e.info().allocated, 36_MiB);
+  EXPECT_EQ(e.info().largest_free_block, 8_MiB);
+  std::string message = e.what();
+  EXPECT_NE(message.find("36.00MiB reserved but unallocated"), std::string::npos) << message;
+  EXPECT_NE(message.find("OOMLAB_ALLOC_CONF=max_split_size_mb"), std::string::npos) << message;
+  for (void* p : kept) dry.allocator.deallocate(p);
+}
+
+TEST(OomError, ExpandableSegmentsFitWhereSegmentsFragment) {
+  AllocatorConfig config = with_budget(60_MiB);
+  config.expandable_segments = true;
+  DryAllocator dry(config);
+  std::vector<void*> kept = fragment(dry.allocator);
+  EXPECT_NE(dry.allocator.allocate(9_MiB), nullptr);
+}
+
+TEST(OomError, ExternalFromSimulatedExternal) {
+  AllocatorConfig config = with_budget(100_MiB);
+  config.simulated_external = 50_MiB;
+  DryAllocator dry(config);
+  void* a = dry.allocator.allocate(40_MiB);
+  OomError e = catch_oom(dry.allocator, 20_MiB);
+  EXPECT_EQ(e.info().diagnosis, Diagnosis::external);
+  EXPECT_EQ(e.info().external, 50_MiB);
+  EXPECT_NE(std::string(e.what()).find("50.00MiB used outside the allocator"), std::string::npos) << e.what();
+  dry.allocator.deallocate(a);
+}
+
+TEST(OomError, HugeRequestIsACapacityOomNotACrash) {
+  DryAllocator dry;
+  OomError e = catch_oom(dry.allocator, SIZE_MAX);
+  EXPECT_EQ(e.info().diagnosis, Diagnosis::capacity);
+}
+
+TEST(AfterOom, AllocatorIsConsistentAndKeepsWorking) {
+  DryAllocator dry(with_budget(64_MiB));
+  void* a = dry.allocator.allocate(30_MiB);
+  EXPECT_THROW(dry.allocator.allocate(40_MiB), OomError);
+  MemoryStats stats = dry.stats();
+  EXPECT_EQ(stats.num_ooms, 1u);
+  EXPECT_EQ(stats.allocated.current, static_cast<std::int64_t>(30_MiB));
+  EXPECT_EQ(stats.reserved.current, static_cast<std::int64_t>(30_MiB));
+  EXPECT_EQ(stats.allocations.current, 1);
+  EXPECT_EQ(dry.count(EventKind::oom), 1u);
+
+  dry.allocator.deallocate(a);
+  void* b = dry.allocator.allocate(40_MiB);  // the remedy: free first, then it fits
+  EXPECT_EQ(dry.allocator.block_size(b), 40_MiB);
+  dry.allocator.deallocate(b);
+  dry.allocator.empty_cache();
+  EXPECT_EQ(dry.stats().reserved.current, 0);
+}
+
+}  // namespace
+}  // namespace oomlab::memory

@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "harness/memory/size.hpp"
+
+namespace oomlab {
+namespace {
+using namespace oomlab::literals;
+
+TEST(ParseSize, BinaryUnits) {
+  EXPECT_EQ(parse_size("12GiB"), 12_GiB);
+  EXPECT_EQ(parse_size("512MiB"), 512_MiB);
+  EXPECT_EQ(parse_size("64KiB"), 64_KiB);
+  EXPECT_EQ(parse_size("3 MiB"), 3_MiB);
+  EXPECT_EQ(parse_size("2gib"), 2_GiB);
+  EXPECT_EQ(parse_size("1.5GiB"), 1536_MiB);
+}
+
+TEST(ParseSize, SiUnitsArePowersOfTen) {
+  EXPECT_EQ(parse_size("1.5GB"), 1500000000u);
+  EXPECT_EQ(parse_size("2MB"), 2000000u);
+  EXPECT_EQ(parse_size("1KB"), 1000u);
+}
+
+TEST(ParseSize, PlainBytes) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512B"), 512u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_EQ(parse_size("18446744073709551615"), 18446744073709551615ull);
+}
+
+void expect_rejected(const std::string& text) {
+  try {
+    parse_size(text);
+    ADD_FAILURE() << "accepted '" << text << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + text + "'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParseSize, RejectsNegative) { expect_rejected("-1"); }
+TEST(ParseSize, RejectsUnknownUnit) { expect_rejected("10XB"); }
+TEST(ParseSize, RejectsEmpty) { expect_rejected(""); }
+TEST(ParseSize, RejectsNoNumber) {
+  expect_rejected("GiB");
+  expect_rejected(".");
+  expect_rejected("abc");
+}
+TEST(ParseSize, RejectsTwoDots) { expect_rejected("1.2.3GiB"); }
+TEST(ParseSize, RejectsOverflow) {
+  expect_rejected("18446744073709551616");
+  expect_rejected("99999999999GiB");
+  expect_rejected("20000000000.5GiB");
+}
+
+TEST(FormatSize, BytesBelowOneKiB) {
+  EXPECT_EQ(format_size(0), "0B");
+  EXPECT_EQ(format_size(512), "512B");
+  EXPECT_EQ(format_size(1023), "1023B");
+}
+
+TEST(FormatSize, TwoDecimalsInBinaryUnits) {
+  EXPECT_EQ(format_size(1536), "1.50KiB");
+  EXPECT_EQ(format_size(12_GiB), "12.00GiB");
+  EXPECT_EQ(format_size(300_MiB), "300.00MiB");
+}
+
+TEST(FormatSize, RoundTripsThroughTheParser) {
+  for (std::size_t bytes : {512_MiB, 12_GiB, 20_MiB, 64_KiB}) EXPECT_EQ(parse_size(format_size(bytes)), bytes);
+}
+
+TEST(FormatSizeDelta, Signed) {
+  EXPECT_EQ(format_size_delta(288 * static_cast<std::int64_t>(MiB)), "+288.00MiB");
+  EXPECT_EQ(format_size_delta(-1024), "-1.00KiB");
+  EXPECT_EQ(format_size_delta(0), "+0B");
+  EXPECT_FALSE(format_size_delta(INT64_MIN).empty());
+}
+
+}  // namespace
+}  // namespace oomlab
