@@ -2,16 +2,14 @@
 // allocations identical on every device, then cuda kernels or the host references.
 #include "kernels/attention/attention.hpp"
 
-#include <climits>
 #include <cstdint>
 #include <initializer_list>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "kernels/attention/attention_reference.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/host_values.hpp"
+#include "kernels/core/op_checks.hpp"
 #if OOMLAB_WITH_CUDA
 #include "kernels/attention/attention_cuda.hpp"
 #endif
@@ -24,36 +22,28 @@ reference::AttentionDims dims_of(const Tensor& q) {
 }
 
 void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
-  OOMLAB_CHECK(q.defined() && k.defined() && v.defined(), op << ": q, k and v must be defined");
-  OOMLAB_CHECK(q.ndim() == 4, op << ": q must be (B, H, T, D), got " << shape_string(q.shape()));
-  OOMLAB_CHECK(q.numel() > 0, op << ": q " << shape_string(q.shape()) << " is empty");
-  OOMLAB_CHECK(k.shape() == q.shape() && v.shape() == q.shape(),
-               op << ": q " << shape_string(q.shape()) << ", k " << shape_string(k.shape())
-                  << " and v " << shape_string(v.shape()) << " must have one shape");
-  OOMLAB_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(),
-               op << ": q, k, v dtypes " << dtype_name(q.dtype()) << ", " << dtype_name(k.dtype())
-                  << ", " << dtype_name(v.dtype()) << " differ");
-  OOMLAB_CHECK(&k.device() == &q.device() && &v.device() == &q.device(),
-               op << ": q, k and v must be on one device");
-  // The kernels index with int rows and launch B*H blocks along y.
+  check_defined(op, "q", q);
+  OOMLAB_CHECK(q.ndim() == 4, op << ": q must be (B, H, T, D), got " << q.describe());
+  OOMLAB_CHECK(q.numel() > 0, op << ": q " << q.describe() << " is empty");
+  check_shape(op, "k", k, q.shape());
+  check_shape(op, "v", v, q.shape());
+  check_same_dtype(op, q, k);
+  check_same_dtype(op, q, v);
+  check_same_device(op, {&q, &k, &v});
+  // The kernels index rows with int and launch B*H blocks along grid y.
   OOMLAB_CHECK(q.dim(2) <= (1 << 24) && q.dim(0) * q.dim(1) <= 65535,
-               op << ": " << shape_string(q.shape()) << " exceeds T <= 2^24, B*H <= 65535");
+               op << ": " << q.describe() << " exceeds T <= 2^24, B*H <= 65535");
 }
 
-// An output or saved tensor that must match `like` in shape (given) and dtype and device.
-void check_same(const char* op, const char* name, const Tensor& t, const Tensor& q,
-                const Shape& shape, DType dtype) {
-  OOMLAB_CHECK(t.defined(), op << ": " << name << " must be defined");
-  OOMLAB_CHECK(t.shape() == shape && t.dtype() == dtype,
-               op << ": " << name << " is " << t.describe() << ", expected " << dtype_name(dtype)
-                  << shape_string(shape));
-  OOMLAB_CHECK(&t.device() == &q.device(), op << ": " << name << " is on another device than q");
+// An output or saved tensor: given shape and dtype, on q's device.
+void check_tensor(const char* op, const char* name, const Tensor& t, const Tensor& q,
+                  const Shape& shape, DType dtype) {
+  check_shape(op, name, t, shape);
+  check_dtype(op, name, t, {dtype});
+  check_same_device(op, {&q, &t});
 }
 
-void check_naive_dtype(const char* op, const Tensor& q) {
-  OOMLAB_CHECK(q.dtype() == DType::f32 || q.dtype() == DType::bf16,
-               op << ": dtype " << dtype_name(q.dtype()) << " is not f32 or bf16");
-}
+void check_naive_dtype(const char* op, const Tensor& q) { check_dtype(op, "q", q, {DType::f32, DType::bf16}); }
 
 void check_fused_dtype_and_dim(const char* op, const Tensor& q) {
   const bool host = q.device().kind() == DeviceKind::host;
@@ -75,10 +65,6 @@ void check_aligned(const char* op, std::initializer_list<const Tensor*> tensors)
   }
 }
 #endif
-
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::invalid_argument(std::string(op) + ": this build has no CUDA backend");
-}
 
 std::vector<float> host_values(const Tensor& t) {
   std::vector<float> values(static_cast<std::size_t>(t.numel()));
@@ -118,8 +104,8 @@ void attention_naive_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   constexpr const char* op = "attention_naive_forward";
   check_qkv(op, q, k, v);
   check_naive_dtype(op, q);
-  check_same(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
-  check_same(op, "out", out, q, q.shape(), q.dtype());
+  check_tensor(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
+  check_tensor(op, "out", out, q, q.shape(), q.dtype());
   Device& device = q.device();
   if (device.is_dry()) return;
   if (device.is_cuda()) {
@@ -128,7 +114,7 @@ void attention_naive_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
                                   v.data(), probs.data(), out.data(), device.stream());
     return;
 #else
-    no_cuda(op);
+    throw_no_cuda(op);
 #endif
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
@@ -145,11 +131,11 @@ void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   constexpr const char* op = "attention_naive_backward";
   check_qkv(op, q, k, v);
   check_naive_dtype(op, q);
-  check_same(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
-  check_same(op, "d_out", d_out, q, q.shape(), q.dtype());
-  check_same(op, "dq", dq, q, q.shape(), q.dtype());
-  check_same(op, "dk", dk, q, q.shape(), q.dtype());
-  check_same(op, "dv", dv, q, q.shape(), q.dtype());
+  check_tensor(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
+  check_tensor(op, "d_out", d_out, q, q.shape(), q.dtype());
+  check_tensor(op, "dq", dq, q, q.shape(), q.dtype());
+  check_tensor(op, "dk", dk, q, q.shape(), q.dtype());
+  check_tensor(op, "dv", dv, q, q.shape(), q.dtype());
   Device& device = q.device();
   // dP, then dS in place: allocated on every device so dry predicts cuda's peak exactly.
   Tensor workspace =
@@ -162,7 +148,7 @@ void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                    dq.data(), dk.data(), dv.data(), device.stream());
     return;
 #else
-    no_cuda(op);
+    throw_no_cuda(op);
 #endif
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
@@ -180,8 +166,8 @@ void attention_fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   constexpr const char* op = "attention_fused_forward";
   check_qkv(op, q, k, v);
   check_fused_dtype_and_dim(op, q);
-  check_same(op, "out", out, q, q.shape(), q.dtype());
-  check_same(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
+  check_tensor(op, "out", out, q, q.shape(), q.dtype());
+  check_tensor(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
   Device& device = q.device();
   if (device.is_dry()) return;
   if (device.is_cuda()) {
@@ -191,7 +177,7 @@ void attention_fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
                                   lse.data_as<float>(), device.stream());
     return;
 #else
-    no_cuda(op);
+    throw_no_cuda(op);
 #endif
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
@@ -207,12 +193,12 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   constexpr const char* op = "attention_fused_backward";
   check_qkv(op, q, k, v);
   check_fused_dtype_and_dim(op, q);
-  check_same(op, "out", out, q, q.shape(), q.dtype());
-  check_same(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
-  check_same(op, "d_out", d_out, q, q.shape(), q.dtype());
-  check_same(op, "dq", dq, q, q.shape(), q.dtype());
-  check_same(op, "dk", dk, q, q.shape(), q.dtype());
-  check_same(op, "dv", dv, q, q.shape(), q.dtype());
+  check_tensor(op, "out", out, q, q.shape(), q.dtype());
+  check_tensor(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
+  check_tensor(op, "d_out", d_out, q, q.shape(), q.dtype());
+  check_tensor(op, "dq", dq, q, q.shape(), q.dtype());
+  check_tensor(op, "dk", dk, q, q.shape(), q.dtype());
+  check_tensor(op, "dv", dv, q, q.shape(), q.dtype());
   Device& device = q.device();
   // Scratch linear in T, allocated on every device so dry predicts cuda's peak exactly.
   Tensor delta = Tensor::empty(device, attention_lse_shape(q), DType::f32, memory::Tag::workspace);
@@ -227,7 +213,7 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                    device.stream());
     return;
 #else
-    no_cuda(op);
+    throw_no_cuda(op);
 #endif
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);

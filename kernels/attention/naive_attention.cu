@@ -8,9 +8,9 @@
 #include <string>
 
 #include <cublas_v2.h>
-#include <cuda_bf16.h>
 
 #include "kernels/attention/attention_cuda.hpp"
+#include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 
 namespace oomlab::ops::cuda {
@@ -60,14 +60,6 @@ void gemm_batched(cublasHandle_t handle, const RowMajorGemm& g, int batch, cudaD
                "cublasGemmStridedBatchedEx");
 }
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class Element> __device__ __forceinline__ Element from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-
 // Every thread gets the block-wide result. The leading barrier lets a block call this twice in a
 // row without a fast warp overwriting `partial` while a slow one still reads the previous result.
 template <bool kMax>
@@ -97,14 +89,14 @@ __global__ void causal_softmax_kernel(Element* probs, int seq, float scale) {
   Element* row = probs + static_cast<size_t>(blockIdx.x) * seq;
   const int visible = query + 1;
   float row_max = -INFINITY;
-  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_max = fmaxf(row_max, to_float(row[j]) * scale);
+  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_max = fmaxf(row_max, to_f32(row[j]) * scale);
   row_max = block_reduce<true>(row_max);
   float row_sum = 0.0f;
-  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_sum += __expf(to_float(row[j]) * scale - row_max);
+  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_sum += __expf(to_f32(row[j]) * scale - row_max);
   row_sum = block_reduce<false>(row_sum);  // its barriers order every read above before the writes
   const float inverse = 1.0f / row_sum;
   for (int j = threadIdx.x; j < seq; j += blockDim.x) {
-    row[j] = from_float<Element>(j < visible ? __expf(to_float(row[j]) * scale - row_max) * inverse : 0.0f);
+    row[j] = from_f32<Element>(j < visible ? __expf(to_f32(row[j]) * scale - row_max) * inverse : 0.0f);
   }
 }
 
@@ -117,10 +109,10 @@ __global__ void causal_softmax_backward_kernel(const Element* probs, Element* gr
   Element* g = grad + static_cast<size_t>(blockIdx.x) * seq;
   const int visible = query + 1;
   float row_dot = 0.0f;
-  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_dot += to_float(g[j]) * to_float(p[j]);
+  for (int j = threadIdx.x; j < visible; j += blockDim.x) row_dot += to_f32(g[j]) * to_f32(p[j]);
   row_dot = block_reduce<false>(row_dot);
   for (int j = threadIdx.x; j < seq; j += blockDim.x) {
-    g[j] = from_float<Element>(j < visible ? scale * to_float(p[j]) * (to_float(g[j]) - row_dot) : 0.0f);
+    g[j] = from_f32<Element>(j < visible ? scale * to_f32(p[j]) * (to_f32(g[j]) - row_dot) : 0.0f);
   }
 }
 

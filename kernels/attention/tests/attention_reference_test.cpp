@@ -2,24 +2,21 @@
 // the naive forward, causality, and the fused (online-softmax) reference against the naive one.
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "kernels/attention/attention_reference.hpp"
 #include "kernels/testing/compare.hpp"
+#include "kernels/testing/random_fill.hpp"
 
 namespace oomlab::ops::reference {
 namespace {
 
 template <class Real>
 std::vector<Real> random_values(std::size_t count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<Real> values(count);
-  for (Real& x : values) x = Real(normal(rng));
-  return values;
+  const auto values = testing::random_values(count, seed, -2.0f, 2.0f);
+  return std::vector<Real>(values.begin(), values.end());
 }
 
 std::vector<float> as_float(const std::vector<double>& values) {
