@@ -18,6 +18,9 @@ std::optional<DeviceKind> parse_device_kind(std::string_view name);
 
 // True when oomlab was built with CUDA and a usable GPU is present. Never throws.
 bool cuda_available();
+// Why cuda_available() is false ("cudaGetDeviceCount: cudaErrorNoDevice (...)"); empty when
+// it is true. Never throws.
+std::string cuda_unavailable_reason();
 // cuda when available, else host.
 DeviceKind default_device_kind();
 

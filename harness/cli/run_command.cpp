@@ -1,0 +1,96 @@
+// oomlab run SCENARIO: validates everything first (so bad input never half-runs), then runs
+// each selected variant in a child process, prints the table and writes --out.
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/results_table.hpp"
+#include "harness/runner/atomic_file.hpp"
+#include "harness/runner/runner.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+// "trace.json" -> "trace.broken.json", so several variants do not overwrite one trace.
+std::string trace_path_for(const std::string& path, const std::string& variant) {
+  auto slash = path.find_last_of('/');
+  auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return path + "." + variant;
+  }
+  return path.substr(0, dot) + "." + variant + path.substr(dot);
+}
+
+std::vector<RunRequest> build_requests(const RunOptions& options) {
+  const Scenario* scenario = ScenarioRegistry::instance().find(options.scenario);
+  RunRequest base;
+  base.scenario = options.scenario;
+  base.device = options.device.empty() ? default_device_kind() : device_option(options.device);
+  base.scale = scale_option(options.scale);
+  base.budget = options.budget;
+  if (options.steps_given && options.steps <= 0) {
+    throw UsageError("--steps must be a positive number, got " + std::to_string(options.steps));
+  }
+  base.steps = options.steps;
+  base.alloc_conf = options.alloc_conf;
+  if (!options.out_path.empty()) require_writable("--out", options.out_path);
+  if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
+
+  std::vector<RunRequest> requests;
+  try {
+    if (!scenario) {
+      base.variant = options.variant;
+      resolve_run(base);  // throws naming the scenario and listing the valid ones
+      throw UsageError("unknown scenario '" + options.scenario + "'");
+    }
+    auto variants = select_variants(*scenario, options.variant);
+    for (const auto& variant : variants) {
+      RunRequest request = base;
+      request.variant = variant;
+      if (!options.trace_path.empty()) {
+        request.trace_path = variants.size() == 1 ? options.trace_path
+                                                  : trace_path_for(options.trace_path, variant);
+      }
+      resolve_run(request);  // budget, alloc conf, device: every error before any run
+      requests.push_back(request);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return requests;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  std::vector<RunRequest> requests = build_requests(options);
+  std::vector<RunRecord> records;
+  for (const RunRequest& request : requests) {
+    records.push_back(options.in_process ? run_variant_in_process(request)
+                                         : run_variant_in_child(request));
+  }
+  print_results_table(records, stdout);
+
+  if (!options.out_path.empty()) {
+    nlohmann::ordered_json json;
+    if (records.size() == 1) {
+      json = to_json(records.front());
+    } else {
+      json = nlohmann::ordered_json::array();
+      for (const RunRecord& record : records) json.push_back(to_json(record));
+    }
+    try {
+      write_file_atomically(options.out_path, json.dump(2) + "\n");
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  bool all_match = true;
+  for (const RunRecord& record : records) all_match = all_match && record.matches_expectation;
+  return all_match ? 0 : 1;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,82 @@
+// oomlab run and suite end to end on host and dry with the real fragmentation scenario:
+// the records on disk, their expectations, and the exit codes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/tests/run_oomlab.hpp"
+#include "harness/runner/atomic_file.hpp"
+#include "harness/runner/run_record.hpp"
+
+namespace oomlab::cli_test {
+namespace {
+
+TEST(CliRun, OneVariantWritesOneRecord) {
+  TempDir dir;
+  Result result = run_oomlab({"run", "fragmentation", "--variant", "broken", "--device", "host",
+                              "--out", dir.path("broken.json"), "--trace", dir.path("trace.json")});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  RunRecord record = run_record_from_text(read_text_file(dir.path("broken.json")));
+  EXPECT_EQ(record.scenario, "fragmentation");
+  EXPECT_EQ(record.variant, "broken");
+  EXPECT_EQ(record.device.kind, "host");
+  EXPECT_EQ(record.scale, "tiny");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::oom) << record.outcome.message;
+  EXPECT_EQ(record.outcome.diagnosis, "fragmentation");
+  EXPECT_TRUE(record.matches_expectation);
+  EXPECT_GT(record.memory.peak_reserved, 0u);
+  EXPECT_GE(record.memory.peak_device_used, record.memory.peak_reserved);
+  auto trace = nlohmann::json::parse(read_text_file(dir.path("trace.json")));
+  EXPECT_FALSE(trace.empty());
+  EXPECT_NE(result.out.find("oom (fragmentation)"), std::string::npos) << result.out;
+}
+
+TEST(CliRun, AllVariantsWriteAnArrayAndMatch) {
+  TempDir dir;
+  Result result = run_oomlab({"run", "fragmentation", "--device", "dry", "--scale", "full",
+                              "--out", dir.path("all.json"), "--trace", dir.path("t.json")});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  auto json = nlohmann::ordered_json::parse(read_text_file(dir.path("all.json")));
+  ASSERT_TRUE(json.is_array());
+  ASSERT_GE(json.size(), 2u);
+  for (const auto& item : json) {
+    RunRecord record = run_record_from_json(item);
+    EXPECT_TRUE(record.matches_expectation) << record.variant << ": " << record.outcome.message;
+    EXPECT_EQ(record.device.kind, "dry");
+    EXPECT_EQ(record.scale, "full");
+    EXPECT_TRUE(std::filesystem::exists(dir.path("t." + record.variant + ".json")))
+        << record.variant;
+  }
+}
+
+TEST(CliRun, AVariantOutsideItsStoryExitsOne) {
+  // The fixed variant squeezed into a budget far below its needs no longer matches "ok".
+  Result result = run_oomlab({"run", "fragmentation", "--variant", "fixed-max-split", "--device",
+                              "dry", "--budget", "4MiB"});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  EXPECT_NE(result.out.find("NO"), std::string::npos) << result.out;
+}
+
+TEST(CliSuite, WritesOneRecordPerRunAndASummary) {
+  TempDir dir;
+  Result result = run_oomlab({"suite", "--device", "dry", "--out-dir", dir.path("suite")});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  auto summary = nlohmann::ordered_json::parse(read_text_file(dir.path("suite/suite.json")));
+  EXPECT_EQ(summary["schema_version"], kRunRecordSchemaVersion);
+  EXPECT_TRUE(summary["all_match"].get<bool>());
+  ASSERT_GE(summary["runs"].size(), 4u);
+  for (const auto& run : summary["runs"]) {
+    std::string file = dir.path("suite/" + run["record"].get<std::string>());
+    RunRecord record = run_record_from_text(read_text_file(file));
+    EXPECT_EQ(record.variant, run["variant"]);
+    EXPECT_EQ(record.scale, "full");
+    EXPECT_TRUE(record.matches_expectation);
+  }
+  EXPECT_NE(result.out.find("peak reserved"), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace oomlab::cli_test

@@ -1,0 +1,42 @@
+// Internal: the CUDA half of harness/device behind plain C++ types, so device.cpp and
+// monitor.cpp compile without CUDA headers. cuda_backend.cpp implements it with the runtime
+// API (CUDA builds); no_cuda_backend.cpp implements it for CPU-only builds.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "harness/device/device.hpp"
+#include "harness/memory/source.hpp"
+
+namespace oomlab::detail {
+
+// Number of usable CUDA devices; 0 with the reason in `why` (no driver, no device, CPU build).
+// Never throws.
+int cuda_device_count(std::string* why);
+
+DeviceInfo cuda_device_info();
+
+memory::StreamHandle cuda_create_stream();
+void cuda_destroy_stream(memory::StreamHandle stream);
+void cuda_copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind,
+                     memory::StreamHandle stream);
+void cuda_memset_async(void* dst, int value, std::size_t bytes, memory::StreamHandle stream);
+void cuda_stream_synchronize(memory::StreamHandle stream);
+
+// Device-level used bytes as nvidia-smi shows them (NVML where built in, else
+// total - free from cudaMemGetInfo). Called from the monitor thread. Throws CudaError.
+class CudaUsedMemoryProbe {
+ public:
+  CudaUsedMemoryProbe();
+  ~CudaUsedMemoryProbe();
+  CudaUsedMemoryProbe(const CudaUsedMemoryProbe&) = delete;
+  CudaUsedMemoryProbe& operator=(const CudaUsedMemoryProbe&) = delete;
+  std::size_t used_bytes();
+  const char* method() const;  // "nvml" or "cudaMemGetInfo"
+
+ private:
+  int device_ = 0;
+  void* nvml_device_ = nullptr;  // nvmlDevice_t when NVML initialised, else null
+};
+
+}  // namespace oomlab::detail

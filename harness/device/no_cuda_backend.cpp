@@ -1,0 +1,34 @@
+// The CUDA half of harness/device in a CPU-only build: no device is ever available, so Device
+// never reaches the other functions; they throw in case a caller skips that check.
+#include <stdexcept>
+
+#include "harness/device/cuda_backend.hpp"
+
+namespace oomlab::detail {
+
+namespace {
+[[noreturn]] void built_without_cuda() {
+  throw std::runtime_error("oomlab was built without CUDA (configure with -DOOMLAB_CUDA=ON)");
+}
+}  // namespace
+
+int cuda_device_count(std::string* why) {
+  if (why) *why = "oomlab was built without CUDA";
+  return 0;
+}
+
+DeviceInfo cuda_device_info() { built_without_cuda(); }
+memory::StreamHandle cuda_create_stream() { built_without_cuda(); }
+void cuda_destroy_stream(memory::StreamHandle) { built_without_cuda(); }
+void cuda_copy_async(void*, const void*, std::size_t, CopyKind, memory::StreamHandle) {
+  built_without_cuda();
+}
+void cuda_memset_async(void*, int, std::size_t, memory::StreamHandle) { built_without_cuda(); }
+void cuda_stream_synchronize(memory::StreamHandle) { built_without_cuda(); }
+
+CudaUsedMemoryProbe::CudaUsedMemoryProbe() { built_without_cuda(); }
+CudaUsedMemoryProbe::~CudaUsedMemoryProbe() = default;
+std::size_t CudaUsedMemoryProbe::used_bytes() { built_without_cuda(); }
+const char* CudaUsedMemoryProbe::method() const { return "none"; }
+
+}  // namespace oomlab::detail

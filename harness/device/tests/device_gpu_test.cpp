@@ -1,0 +1,101 @@
+// Device(cuda) on a real GPU: copies through the compute stream, memsets, device info and the
+// monitor's device-level numbers. Skipped (not passed) without a GPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "harness/device/device.hpp"
+#include "harness/device/monitor.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/testing/require_gpu.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+
+std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<std::uint8_t> bytes(n);
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
+  return bytes;
+}
+
+void check_round_trip(Device& device, std::size_t n) {
+  auto input = random_bytes(n, 11);
+  void* a = device.allocator().allocate(n);
+  void* b = device.allocator().allocate(n);
+  device.copy(a, input.data(), n, CopyKind::host_to_device);
+  device.copy(b, a, n, CopyKind::device_to_device);
+  std::vector<std::uint8_t> output(n, 0);
+  device.copy(output.data(), b, n, CopyKind::device_to_host);
+  EXPECT_EQ(output, input);
+  device.memset(b, 0x5A, n);
+  device.copy(output.data(), b, n, CopyKind::device_to_host);
+  EXPECT_EQ(output, std::vector<std::uint8_t>(n, 0x5A));
+  device.allocator().deallocate(a);
+  device.allocator().deallocate(b);
+}
+
+TEST(DeviceGpu, CopiesRoundTripOnTheComputeStream) {
+  OOMLAB_REQUIRE_GPU();
+  Device device(DeviceKind::cuda, {});
+  EXPECT_EQ(device.source().name(), "cuda");
+  EXPECT_NE(device.stream(), 0u);
+  check_round_trip(device, 5_MiB + 77);
+}
+
+TEST(DeviceGpu, ExpandableSegmentsUseTheVmmSource) {
+  OOMLAB_REQUIRE_GPU();
+  memory::AllocatorConfig config;
+  config.expandable_segments = true;
+  Device device(DeviceKind::cuda, config);
+  EXPECT_EQ(device.source().name(), "cuda_vmm");
+  check_round_trip(device, 3_MiB + 5);
+}
+
+TEST(DeviceGpu, ExtraStreamsCopyAsync) {
+  OOMLAB_REQUIRE_GPU();
+  Device device(DeviceKind::cuda, {});
+  auto stream = device.create_stream();
+  ASSERT_NE(stream, 0u);
+  auto input = random_bytes(1_MiB, 5);
+  std::vector<std::uint8_t> output(1_MiB, 0);
+  void* p = device.allocator().allocate(1_MiB, stream);
+  device.copy_async(p, input.data(), input.size(), CopyKind::host_to_device, stream);
+  device.copy_async(output.data(), p, output.size(), CopyKind::device_to_host, stream);
+  // A device-to-host copy into pageable memory returns once the copy is done.
+  EXPECT_EQ(output, input);
+  device.allocator().deallocate(p);
+  device.destroy_stream(stream);
+}
+
+TEST(DeviceGpu, InfoReportsNameMemoryAndVersions) {
+  OOMLAB_REQUIRE_GPU();
+  DeviceInfo info = query_device_info(DeviceKind::cuda);
+  EXPECT_EQ(info.kind, "cuda");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_GT(info.total_memory, 1_GiB);
+  EXPECT_GE(info.compute_major, 5);
+  EXPECT_GT(info.driver_version, 0);
+  EXPECT_GT(info.runtime_version, 0);
+}
+
+TEST(DeviceGpu, MonitorSeesDeviceLevelMemory) {
+  OOMLAB_REQUIRE_GPU();
+  Device device(DeviceKind::cuda, {});
+  DeviceMonitor monitor(device, std::chrono::milliseconds(1));
+  void* p = device.allocator().allocate(256_MiB);
+  monitor.stop();
+  EXPECT_TRUE(monitor.error().empty()) << monitor.error();
+  // Device-level used memory includes the context and the 256 MiB segment.
+  EXPECT_GE(monitor.peak_used(), 256_MiB) << "method " << monitor.method();
+  device.allocator().deallocate(p);
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,203 @@
+// Resolving a run request and running a variant in this process.
+#include "harness/runner/runner.hpp"
+
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+
+#include "harness/device/monitor.hpp"
+#include "harness/memory/oom_error.hpp"
+#include "harness/memory/tags.hpp"
+#include "harness/runner/atomic_file.hpp"
+#include "harness/runner/progress.hpp"
+#include "harness/runner/run_context.hpp"
+
+namespace oomlab {
+
+namespace {
+
+// How often the device monitor samples: fine enough for steps of tens of milliseconds.
+constexpr std::chrono::milliseconds kMonitorInterval(10);
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined.empty() ? "(none registered)" : joined;
+}
+
+std::vector<std::string> variant_names(const Scenario& scenario) {
+  std::vector<std::string> names;
+  for (const auto& variant : scenario.variants()) names.push_back(variant.name);
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> select_variants(const Scenario& scenario,
+                                         const std::string& variant_or_all) {
+  auto names = variant_names(scenario);
+  if (variant_or_all == "all") return names;
+  for (const auto& name : names) {
+    if (name == variant_or_all) return {name};
+  }
+  throw std::invalid_argument("unknown variant '" + variant_or_all + "' of scenario '" +
+                              scenario.name() + "'; valid: all, " + join_names(names));
+}
+
+ResolvedRun resolve_run(const RunRequest& request) {
+  ResolvedRun resolved;
+  resolved.scenario = ScenarioRegistry::instance().find(request.scenario);
+  if (!resolved.scenario) {
+    std::vector<std::string> names;
+    for (const Scenario* scenario : ScenarioRegistry::instance().all()) {
+      names.push_back(scenario->name());
+    }
+    throw std::invalid_argument("unknown scenario '" + request.scenario +
+                                "'; valid: " + join_names(names));
+  }
+  const Scenario& scenario = *resolved.scenario;
+  bool found = false;
+  for (const auto& variant : scenario.variants()) {
+    if (variant.name == request.variant) {
+      resolved.variant = variant;
+      found = true;
+    }
+  }
+  if (!found) {
+    throw std::invalid_argument("unknown variant '" + request.variant + "' of scenario '" +
+                                scenario.name() + "'; valid: " +
+                                join_names(variant_names(scenario)));
+  }
+  if (request.device == DeviceKind::cuda && !cuda_available()) {
+    throw std::invalid_argument("--device cuda: no usable CUDA device (" +
+                                cuda_unavailable_reason() + ")");
+  }
+  if (request.steps < 0) {
+    throw std::invalid_argument("--steps must be positive, got " + std::to_string(request.steps));
+  }
+  resolved.steps = request.steps > 0 ? request.steps : scenario.default_steps(request.scale);
+  resolved.budget = memory::parse_budget(request.budget.empty() ? scenario.budget(request.scale)
+                                                                : request.budget);
+  memory::AllocatorConfig config = memory::alloc_conf_from_env();
+  if (!request.alloc_conf.empty()) {
+    try {
+      config = memory::parse_alloc_conf(request.alloc_conf, config);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--alloc-conf: ") + e.what());
+    }
+  }
+  scenario.configure(resolved.variant.name, request.scale, config);
+  config.budget = resolved.budget.bytes;
+  resolved.config = config;
+  return resolved;
+}
+
+RunRecord make_base_record(const RunRequest& request) {
+  RunRecord record;
+  record.scenario = request.scenario;
+  record.variant = request.variant;
+  record.device.kind = device_kind_name(request.device);
+  record.scale = scale_name(request.scale);
+  record.steps = request.steps;
+  record.budget.text = request.budget;
+  record.git_commit = git_commit();
+  record.timestamp = utc_timestamp();
+  record.oomlab_version = oomlab_version();
+  record.outcome.status = OutcomeStatus::error;
+  try {
+    ResolvedRun resolved = resolve_run(request);
+    record.steps = resolved.steps;
+    record.budget.bytes = resolved.budget.bytes;
+    record.budget.profile = resolved.budget.profile;
+    record.budget.text = resolved.budget.describe();
+    record.alloc_conf = resolved.config.to_string();
+    record.expected_oom = resolved.variant.expect_oom;
+  } catch (const std::exception&) {
+    // Keep what the request said; the caller records why the run failed.
+  }
+  return record;
+}
+
+namespace {
+
+void fill_device(RunRecord& record, const DeviceInfo& info) {
+  record.device.kind = info.kind;
+  record.device.name = info.name;
+  if (info.compute_major > 0) {
+    record.device.compute_capability =
+        std::to_string(info.compute_major) + "." + std::to_string(info.compute_minor);
+  }
+  record.device.total_memory = info.total_memory;
+  record.device.driver_version = info.driver_version;
+  record.device.runtime_version = info.runtime_version;
+}
+
+void fill_memory(RunRecord& record, const memory::MemoryStats& stats,
+                 const DeviceMonitor& monitor) {
+  auto bytes = [](std::int64_t value) { return static_cast<std::uint64_t>(value > 0 ? value : 0); };
+  record.memory.peak_allocated = bytes(stats.allocated.peak);
+  record.memory.peak_reserved = bytes(stats.reserved.peak);
+  record.memory.peak_device_used = monitor.peak_used();
+  for (memory::Tag tag : memory::all_tags()) {
+    record.memory.per_tag_peak[memory::tag_name(tag)] = bytes(stats.tag(tag).peak);
+  }
+  record.memory.num_ooms = stats.num_ooms;
+  record.memory.num_alloc_retries = stats.num_alloc_retries;
+}
+
+void fill_timing(RunRecord& record, const RunContext& context) {
+  record.step_seconds = context.step_seconds();
+  record.metrics = context.metrics();
+  double seconds = std::accumulate(record.step_seconds.begin(), record.step_seconds.end(), 0.0);
+  if (!context.work_unit().empty() && seconds > 0) {
+    record.throughput.value = context.work() / seconds;
+    record.throughput.unit = context.work_unit();
+  }
+}
+
+// Runs the scenario and records how it ended; the OOM and error outcomes come from here.
+void run_scenario(const ResolvedRun& resolved, const RunRequest& request, RunContext& context,
+                  RunRecord& record) {
+  ProgressLine progress(context, request.scenario + "/" + request.variant, request.progress);
+  try {
+    resolved.scenario->run(resolved.variant.name, context);
+    record.outcome = Outcome{OutcomeStatus::ok, "", -1, "", 0};
+  } catch (const memory::OomError& e) {
+    record.outcome = Outcome{OutcomeStatus::oom, memory::diagnosis_name(e.info().diagnosis),
+                             context.current_step(), e.what(), 0};
+  } catch (const std::exception& e) {
+    record.outcome = Outcome{OutcomeStatus::error, "", context.current_step(), e.what(), 0};
+  } catch (...) {
+    record.outcome = Outcome{OutcomeStatus::error, "", context.current_step(),
+                             "the scenario threw something that is not a std::exception", 0};
+  }
+}
+
+}  // namespace
+
+RunRecord run_variant_in_process(const RunRequest& request) {
+  RunRecord record = make_base_record(request);
+  try {
+    ResolvedRun resolved = resolve_run(request);
+    fill_device(record, query_device_info(request.device));
+    Device device(request.device, resolved.config);
+    // On host/dry the monitor adds what a real card would hold outside the allocator.
+    DeviceMonitor monitor(device, kMonitorInterval,
+                          resolved.budget.context_bytes + resolved.config.simulated_external);
+    RunContext context(device, request.scale, resolved.steps);
+    run_scenario(resolved, request, context, record);
+    monitor.stop();
+    fill_memory(record, device.allocator().stats(), monitor);
+    fill_timing(record, context);
+    if (!request.trace_path.empty()) {
+      write_file_atomically(request.trace_path, device.allocator().trace().to_chrome_json().dump());
+    }
+  } catch (const std::exception& e) {
+    // Failures around the scenario (device, trace file): the run did not give its answer.
+    record.outcome = Outcome{OutcomeStatus::error, "", -1, e.what(), 0};
+  }
+  record.matches_expectation = outcome_matches(record.expected_oom, record.outcome.status);
+  return record;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,69 @@
+// Running one scenario variant and getting its record, in this process or in a child.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/device/device.hpp"
+#include "harness/memory/alloc_config.hpp"
+#include "harness/memory/budget.hpp"
+#include "harness/runner/run_record.hpp"
+#include "harness/runner/scenario.hpp"
+
+namespace oomlab {
+
+struct RunRequest {
+  std::string scenario;
+  std::string variant;
+  DeviceKind device = DeviceKind::host;
+  Scale scale = Scale::tiny;
+  std::string budget;      // size or GPU profile; empty: the scenario's budget at this scale
+  int steps = 0;           // 0: the scenario's default at this scale
+  std::string alloc_conf;  // OOMLAB_ALLOC_CONF syntax, applied over the environment's
+  std::string trace_path;  // Chrome-trace JSON of the allocator events; empty: none
+  bool progress = true;    // draw a progress line (only ever when stderr is a terminal)
+};
+
+// A request with everything looked up and parsed. Allocator settings are layered:
+// OOMLAB_ALLOC_CONF, then --alloc-conf, then the variant's own configure() (it defines the
+// variant), then the budget.
+struct ResolvedRun {
+  const Scenario* scenario = nullptr;
+  VariantSpec variant;
+  memory::Budget budget;
+  memory::AllocatorConfig config;
+  int steps = 0;
+};
+
+// Throws std::invalid_argument with one line naming the bad input (an unknown scenario or
+// variant lists the valid ones; a bad budget, alloc conf, step count or unusable device).
+ResolvedRun resolve_run(const RunRequest& request);
+
+// The variant names `variant_or_all` stands for ("all": every variant, in declared order).
+// Throws std::invalid_argument listing the valid names.
+std::vector<std::string> select_variants(const Scenario& scenario,
+                                         const std::string& variant_or_all);
+
+// The record's fields known before running: scenario, variant, device kind, scale, budget,
+// steps, alloc_conf, expectation and build facts, with outcome `error` until a run fills it.
+// Never throws: what cannot be resolved stays empty.
+RunRecord make_base_record(const RunRequest& request);
+
+// Runs the variant here. Never throws for the run's own failures: an OomError is outcome
+// `oom`, any other exception (including an unusable device) outcome `error`.
+RunRecord run_variant_in_process(const RunRequest& request);
+
+// Runs the variant in a child process (`executable __child ...`, by default this binary
+// again) and reads the record it writes. A child killed by a signal is outcome `crash`; a child
+// that exits without a record is outcome `error`. Never throws for the child's failures.
+RunRecord run_variant_in_child(const RunRequest& request,
+                               const std::string& executable = "/proc/self/exe");
+
+// The hidden subcommand the child runs. A program that runs variants in children must call
+// child_main() from main() when argv[1] is kChildCommand; it returns the exit code.
+inline constexpr const char* kChildCommand = "__child";
+int child_main(int argc, char** argv);
+
+// "SIGSEGV" for 11; "signal N" for numbers without a name.
+std::string signal_name(int signal);
+
+}  // namespace oomlab

@@ -1,0 +1,211 @@
+// The runner records every way a variant can end, in a child process (the real path) and in
+// this process, using the test-only runner-test scenario.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/runner/atomic_file.hpp"
+#include "harness/runner/runner.hpp"
+#include "harness/runner/tests/runner_test_scenario.hpp"
+
+namespace oomlab {
+namespace {
+
+using runner_test::kOomStep;
+using runner_test::kRunnerTestSteps;
+
+RunRequest request_for(const std::string& variant, DeviceKind device = DeviceKind::dry) {
+  RunRequest request;
+  request.scenario = runner_test::kRunnerTestScenario;
+  request.variant = variant;
+  request.device = device;
+  request.scale = Scale::tiny;
+  request.progress = false;
+  return request;
+}
+
+void expect_common_fields(const RunRecord& record, const std::string& variant) {
+  EXPECT_EQ(record.schema_version, kRunRecordSchemaVersion);
+  EXPECT_EQ(record.scenario, runner_test::kRunnerTestScenario);
+  EXPECT_EQ(record.variant, variant);
+  EXPECT_EQ(record.scale, "tiny");
+  EXPECT_EQ(record.steps, kRunnerTestSteps);
+  EXPECT_EQ(record.budget.bytes, runner_test::kRunnerTestBudget);
+  EXPECT_EQ(record.budget.text, "64.00MiB");
+  EXPECT_FALSE(record.git_commit.empty());
+  EXPECT_EQ(record.timestamp.size(), 20u);
+  EXPECT_FALSE(record.oomlab_version.empty());
+}
+
+TEST(ChildRunner, OkVariantTimesEveryStep) {
+  RunRecord record = run_variant_in_child(request_for("ok"));
+  expect_common_fields(record, "ok");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::ok) << record.outcome.message;
+  EXPECT_TRUE(record.matches_expectation);
+  EXPECT_FALSE(record.expected_oom);
+  ASSERT_EQ(record.step_seconds.size(), static_cast<std::size_t>(kRunnerTestSteps));
+  for (double seconds : record.step_seconds) EXPECT_GT(seconds, 0.0);
+  EXPECT_EQ(record.throughput.unit, "items/s");
+  EXPECT_GT(record.throughput.value, 0.0);
+  EXPECT_EQ(record.metrics.at("finished_steps"), kRunnerTestSteps);
+  EXPECT_EQ(record.device.kind, "dry");
+  EXPECT_EQ(record.device.name, "dry (no backing)");
+  EXPECT_EQ(record.memory.peak_allocated, 4 * MiB);
+  EXPECT_GE(record.memory.peak_reserved, 4 * MiB);
+  EXPECT_GE(record.memory.peak_device_used, record.memory.peak_reserved);
+  EXPECT_EQ(record.memory.per_tag_peak.at("weights"), 4 * MiB);
+  EXPECT_EQ(record.memory.per_tag_peak.at("activations"), 0u);
+  EXPECT_EQ(record.memory.num_ooms, 0u);
+}
+
+TEST(ChildRunner, OomIsRecordedWithDiagnosisAndStep) {
+  RunRecord record = run_variant_in_child(request_for("oom"));
+  expect_common_fields(record, "oom");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::oom) << record.outcome.message;
+  EXPECT_EQ(record.outcome.diagnosis, "capacity");
+  EXPECT_EQ(record.outcome.step, kOomStep);
+  EXPECT_FALSE(record.outcome.message.empty());
+  EXPECT_TRUE(record.expected_oom);
+  EXPECT_TRUE(record.matches_expectation);
+  EXPECT_GE(record.memory.num_ooms, 1u);
+  EXPECT_EQ(record.step_seconds.size(), static_cast<std::size_t>(kOomStep));
+}
+
+TEST(ChildRunner, SegfaultIsACrashWithItsSignal) {
+  RunRecord record = run_variant_in_child(request_for("segv"));
+  expect_common_fields(record, "segv");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::crash);
+  EXPECT_EQ(record.outcome.signal, SIGSEGV);
+  EXPECT_NE(record.outcome.message.find("SIGSEGV"), std::string::npos) << record.outcome.message;
+  EXPECT_FALSE(record.matches_expectation);
+}
+
+TEST(ChildRunner, AbortIsACrashWithItsSignal) {
+  RunRecord record = run_variant_in_child(request_for("abort"));
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::crash);
+  EXPECT_EQ(record.outcome.signal, SIGABRT);
+  EXPECT_NE(record.outcome.message.find("SIGABRT"), std::string::npos) << record.outcome.message;
+}
+
+TEST(ChildRunner, ExceptionIsAnErrorWithItsMessageAndStep) {
+  RunRecord record = run_variant_in_child(request_for("throws"));
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::error);
+  EXPECT_EQ(record.outcome.message, "scenario failed on purpose");
+  EXPECT_EQ(record.outcome.step, kOomStep);
+  EXPECT_FALSE(record.matches_expectation);
+}
+
+TEST(ChildRunner, ExitWithoutARecordIsAnError) {
+  RunRecord record = run_variant_in_child(request_for("exit"));
+  expect_common_fields(record, "exit");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::error);
+  EXPECT_NE(record.outcome.message.find("exited with code 7"), std::string::npos)
+      << record.outcome.message;
+}
+
+TEST(ChildRunner, VariantsAfterACrashStillRun) {
+  EXPECT_EQ(run_variant_in_child(request_for("segv")).outcome.status, OutcomeStatus::crash);
+  EXPECT_EQ(run_variant_in_child(request_for("ok")).outcome.status, OutcomeStatus::ok);
+}
+
+TEST(ChildRunner, MissingExecutableIsAnError) {
+  RunRecord record = run_variant_in_child(request_for("ok"), "/nonexistent/oomlab");
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::error);
+  EXPECT_NE(record.outcome.message.find("127"), std::string::npos) << record.outcome.message;
+}
+
+TEST(ChildRunner, HostBackendRunsToo) {
+  RunRecord record = run_variant_in_child(request_for("oom", DeviceKind::host));
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::oom) << record.outcome.message;
+  EXPECT_EQ(record.device.kind, "host");
+  EXPECT_GT(record.device.total_memory, 0u);
+}
+
+TEST(InProcessRunner, OkAndOomWithoutAChild) {
+  RunRecord ok = run_variant_in_process(request_for("ok", DeviceKind::host));
+  EXPECT_EQ(ok.outcome.status, OutcomeStatus::ok) << ok.outcome.message;
+  EXPECT_EQ(ok.step_seconds.size(), static_cast<std::size_t>(kRunnerTestSteps));
+  RunRecord oom = run_variant_in_process(request_for("oom", DeviceKind::dry));
+  EXPECT_EQ(oom.outcome.status, OutcomeStatus::oom);
+  EXPECT_EQ(oom.outcome.diagnosis, "capacity");
+}
+
+TEST(InProcessRunner, BadRequestsBecomeErrorRecords) {
+  RunRequest request = request_for("no-such-variant");
+  RunRecord record = run_variant_in_process(request);
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::error);
+  EXPECT_NE(record.outcome.message.find("no-such-variant"), std::string::npos);
+}
+
+TEST(InProcessRunner, WritesTheTraceWhenAsked) {
+  char pattern[] = "/tmp/oomlab-trace-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  RunRequest request = request_for("ok");
+  request.trace_path = std::string(pattern) + "/trace.json";
+  RunRecord record = run_variant_in_process(request);
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::ok) << record.outcome.message;
+  auto trace = nlohmann::json::parse(read_text_file(request.trace_path));
+  EXPECT_FALSE(trace.empty());
+  std::filesystem::remove_all(pattern);
+}
+
+TEST(ResolveRun, LayersAllocatorSettings) {
+  RunRequest request = request_for("ok");
+  request.alloc_conf = "max_split_size_mb:128,expandable_segments:true";
+  ResolvedRun resolved = resolve_run(request);
+  EXPECT_TRUE(resolved.config.expandable_segments);                   // from --alloc-conf
+  EXPECT_EQ(resolved.config.max_split_size, runner_test::kVariantMaxSplit);  // the variant wins
+  EXPECT_EQ(resolved.config.budget, runner_test::kRunnerTestBudget);
+  EXPECT_EQ(resolved.steps, kRunnerTestSteps);
+  request.steps = 9;
+  request.budget = "rtx4090";
+  resolved = resolve_run(request);
+  EXPECT_EQ(resolved.steps, 9);
+  EXPECT_EQ(resolved.budget.profile, "rtx4090");
+}
+
+TEST(ResolveRun, BadInputIsOneClearLine) {
+  auto expect_error = [](RunRequest request, const std::string& fragment) {
+    try {
+      resolve_run(request);
+      ADD_FAILURE() << "expected an error mentioning " << fragment;
+    } catch (const std::invalid_argument& e) {
+      std::string message = e.what();
+      EXPECT_NE(message.find(fragment), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  };
+  RunRequest unknown_scenario = request_for("ok");
+  unknown_scenario.scenario = "no-such-scenario";
+  expect_error(unknown_scenario, runner_test::kRunnerTestScenario);  // lists the valid ones
+  expect_error(request_for("okk"), "ok, oom, throws");
+  RunRequest bad_budget = request_for("ok");
+  bad_budget.budget = "10XB";
+  expect_error(bad_budget, "10XB");
+  RunRequest negative_budget = request_for("ok");
+  negative_budget.budget = "-1";
+  expect_error(negative_budget, "-1");
+  RunRequest bad_conf = request_for("ok");
+  bad_conf.alloc_conf = "max_split_size_mb:abc";
+  expect_error(bad_conf, "--alloc-conf");
+  RunRequest bad_steps = request_for("ok");
+  bad_steps.steps = -3;
+  expect_error(bad_steps, "--steps");
+  if (!cuda_available()) expect_error(request_for("ok", DeviceKind::cuda), "--device cuda");
+}
+
+TEST(SignalName, KnownAndUnknown) {
+  EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(signal_name(SIGABRT), "SIGABRT");
+  EXPECT_EQ(signal_name(1234), "signal 1234");
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,150 @@
+// The run record's JSON: a full round trip, absent values as null, and clear errors.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "harness/runner/run_record.hpp"
+
+namespace oomlab {
+namespace {
+
+RunRecord full_record() {
+  RunRecord r;
+  r.scenario = "fragmentation";
+  r.variant = "broken";
+  r.device = {"cuda", "NVIDIA H200", "9.0", 150'000'000'000ull, 13000, 13000};
+  r.budget = {12'348'030'976ull, "rtx3060-12g", "rtx3060-12g (11.50GiB)"};
+  r.scale = "small";
+  r.steps = 50;
+  r.outcome = {OutcomeStatus::oom, "fragmentation", 12, "CUDA out of memory. Tried to allocate\n2 GiB", 0};
+  r.memory.peak_allocated = 9'000'000'123ull;
+  r.memory.peak_reserved = 11'000'000'000ull;
+  r.memory.peak_device_used = 11'600'000'000ull;
+  r.memory.per_tag_peak = {{"activations", 123456}, {"weights", 1ull << 33}, {"other", 0}};
+  r.memory.num_ooms = 2;
+  r.memory.num_alloc_retries = 3;
+  r.throughput = {0.1 + 0.2, "GB/s"};  // a double that needs all 17 digits
+  r.step_seconds = {0.0123456789012345, 1e-9, 3.5};
+  r.metrics = {{"empty_cache_seconds", 0.000321}, {"segments_created", 17}};
+  r.alloc_conf = "max_split_size_mb:128,expandable_segments:false";
+  r.expected_oom = true;
+  r.matches_expectation = true;
+  r.git_commit = "0123456789ab";
+  r.timestamp = "2025-01-31T12:00:00Z";
+  r.oomlab_version = "0.1.0";
+  return r;
+}
+
+TEST(RunRecord, JsonRoundTripKeepsEveryField) {
+  RunRecord original = full_record();
+  std::string text = to_json(original).dump(2);
+  RunRecord parsed = run_record_from_text(text);
+  EXPECT_TRUE(parsed == original) << text;
+  EXPECT_EQ(to_json(parsed).dump(2), text);
+}
+
+TEST(RunRecord, AbsentValuesAreNullAndRoundTrip) {
+  RunRecord original = full_record();
+  original.outcome = {OutcomeStatus::ok, "", -1, "", 0};
+  original.throughput = {0, ""};
+  original.device.compute_capability = "";
+  original.budget.profile = "";
+  auto json = to_json(original);
+  EXPECT_TRUE(json["outcome"]["diagnosis"].is_null());
+  EXPECT_TRUE(json["outcome"]["step"].is_null());
+  EXPECT_TRUE(json["outcome"]["signal"].is_null());
+  EXPECT_TRUE(json["throughput"]["unit"].is_null());
+  EXPECT_TRUE(json["budget"]["profile"].is_null());
+  EXPECT_TRUE(run_record_from_json(json) == original);
+}
+
+TEST(RunRecord, CrashRoundTripsItsSignal) {
+  RunRecord original = full_record();
+  original.outcome = {OutcomeStatus::crash, "", -1, "killed by signal 11 (SIGSEGV)", 11};
+  auto json = to_json(original);
+  EXPECT_EQ(json["outcome"]["status"], "crash");
+  EXPECT_EQ(json["outcome"]["signal"], 11);
+  EXPECT_TRUE(run_record_from_json(json) == original);
+}
+
+TEST(RunRecord, FieldsAppearInSchemaOrder) {
+  auto json = to_json(full_record());
+  auto it = json.begin();
+  EXPECT_EQ(it.key(), "schema_version");
+  EXPECT_EQ(json["schema_version"], kRunRecordSchemaVersion);
+  EXPECT_EQ((++it).key(), "scenario");
+}
+
+TEST(RunRecord, OtherSchemaVersionIsRejected) {
+  auto json = to_json(full_record());
+  json["schema_version"] = 2;
+  try {
+    run_record_from_json(json);
+    FAIL() << "schema_version 2 must be rejected";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("schema_version 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunRecord, MissingOrMistypedFieldsAreNamed) {
+  auto json = to_json(full_record());
+  json["memory"].erase("peak_reserved");
+  try {
+    run_record_from_json(json);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory.peak_reserved"), std::string::npos) << e.what();
+  }
+  json = to_json(full_record());
+  json["steps"] = "fifty";
+  try {
+    run_record_from_json(json);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("steps"), std::string::npos) << e.what();
+  }
+  json = to_json(full_record());
+  json["outcome"]["status"] = "exploded";
+  EXPECT_THROW(run_record_from_json(json), std::runtime_error);
+  EXPECT_THROW(run_record_from_text("{not json"), std::runtime_error);
+  EXPECT_THROW(run_record_from_text("[]"), std::runtime_error);
+}
+
+TEST(RunRecord, ExpectationMatching) {
+  EXPECT_TRUE(outcome_matches(true, OutcomeStatus::oom));
+  EXPECT_TRUE(outcome_matches(false, OutcomeStatus::ok));
+  EXPECT_FALSE(outcome_matches(true, OutcomeStatus::ok));
+  EXPECT_FALSE(outcome_matches(false, OutcomeStatus::oom));
+  for (bool expected : {true, false}) {
+    EXPECT_FALSE(outcome_matches(expected, OutcomeStatus::crash));
+    EXPECT_FALSE(outcome_matches(expected, OutcomeStatus::error));
+  }
+}
+
+TEST(RunRecord, StatusNamesRoundTrip) {
+  for (auto status : {OutcomeStatus::ok, OutcomeStatus::oom, OutcomeStatus::crash,
+                      OutcomeStatus::error}) {
+    EXPECT_EQ(parse_outcome_status(outcome_status_name(status)), status);
+  }
+  EXPECT_FALSE(parse_outcome_status("OK").has_value());
+}
+
+TEST(BuildInfo, TimestampIsIso8601Utc) {
+  std::string t = utc_timestamp();
+  ASSERT_EQ(t.size(), 20u) << t;
+  EXPECT_EQ(t[4], '-');
+  EXPECT_EQ(t[10], 'T');
+  EXPECT_EQ(t.back(), 'Z');
+}
+
+TEST(BuildInfo, GitCommitFromEnvironmentWins) {
+  ::setenv("OOMLAB_GIT_COMMIT", "feedface", 1);
+  EXPECT_EQ(git_commit(), "feedface");
+  ::unsetenv("OOMLAB_GIT_COMMIT");
+  EXPECT_FALSE(git_commit().empty());
+  EXPECT_EQ(oomlab_version(), "0.1.0");
+}
+
+}  // namespace
+}  // namespace oomlab
