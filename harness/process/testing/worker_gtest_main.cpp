@@ -1,4 +1,6 @@
-// main() for test programs that spawn workers: the worker check comes first, as in oomlab's main.
+// main() for GoogleTest programs that spawn workers (re-execute themselves): the worker check
+// comes first, exactly as in oomlab's own main(). Add this file to the test's SOURCES (not to a
+// library: gtest_main's main() would be linked instead of it).
 #include <gtest/gtest.h>
 
 #include "harness/process/worker.hpp"
