@@ -1,9 +1,9 @@
 // Fused causal attention on cuda, flash-attention-2 style, bf16 in / f32 accumulate on tensor
 // cores (mma.sync m16n8k16). Nothing T x T is ever stored.
 //
-// Forward (one block of 4 warps per 64 query rows and head; each warp owns 16 rows): Q stays in
-// registers; 64-key K/V tiles stream through shared memory, double-buffered with cp.async; per
-// tile S = Q K^T, the running row max / sum are updated (online softmax) and O += P V with P
+// Forward (one block of 4 warps per 128 query rows and head for D = 64, 64 rows for D = 128;
+// each warp owns 32 or 16 rows): Q stays in registers; 64-key K/V tiles stream through shared
+// memory, double-buffered with cp.async; per tile S = Q K^T, the running row max / sum are updated (online softmax) and O += P V with P
 // taken straight from the S accumulators. Tiles above the diagonal are never visited, and the
 // longest rows are scheduled first. Saves O and lse = rowmax + log(rowsum) (natural log).
 //
@@ -58,11 +58,6 @@ __device__ __forceinline__ uint32_t load_pair(const bf16* p) {
   return *reinterpret_cast<const uint32_t*>(p);
 }
 
-__device__ __forceinline__ uint32_t gather_pair(const bf16* low, const bf16* high) {
-  return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(low)) |
-         (static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(high)) << 16);
-}
-
 // A fragment of the 16x16 block at (row0, col0) of a row-major shared tile.
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int ld, int row0, int col0) {
   const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
@@ -73,15 +68,21 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int l
   a[3] = load_pair(p + 8 * ld + 8);
 }
 
+// Shared-memory address of a generic pointer, for ldmatrix and cp.async.
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
 // A fragment of the 16x16 block A = X^T where X is stored row-major (X[k][m]): A(m, k) at
-// tile[(k0 + k) * ld + m0 + m].
+// tile[(k0 + k) * ld + m0 + m]. ldmatrix.trans loads four 8x8 blocks of X transposed; lane l
+// names row l % 8 of block l / 8, blocks ordered as a[0..3]: (k0, m0), (k0, m0+8), (k0+8, m0),
+// (k0+8, m0+8). Rows must be 16-byte aligned (ld and m0 multiples of 8).
 __device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const bf16* tile, int ld, int m0, int k0) {
-  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const bf16* p = tile + (k0 + 2 * t) * ld + m0 + g;
-  a[0] = gather_pair(p, p + ld);
-  a[1] = gather_pair(p + 8, p + ld + 8);
-  a[2] = gather_pair(p + 8 * ld, p + 9 * ld);
-  a[3] = gather_pair(p + 8 * ld + 8, p + 9 * ld + 8);
+  const int lane = threadIdx.x % 32;
+  const bf16* row = tile + (k0 + lane % 8 + lane / 16 * 8) * ld + m0 + lane / 8 % 2 * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(shared_address(row)));
 }
 
 // B fragment (k0..k0+15, n0..n0+7) when the tile stores B^T row-major, i.e. tile[n][k]
@@ -94,12 +95,15 @@ __device__ __forceinline__ void load_b_from_nk(uint32_t (&b)[2], const bf16* til
 }
 
 // B fragment (k0..k0+15, n0..n0+7) when the tile stores B row-major, i.e. tile[k][n]
-// (V for O = P V): each register gathers two rows of one column.
+// (V for O = P V): ldmatrix.trans of the 8x8 blocks at rows k0 and k0+8 (lanes 0-7 and 8-15
+// name their rows; lanes 16-31 repeat them, unused by .x2). Thread (g, t) receives
+// (B(k0+2t, n0+g), B(k0+2t+1, n0+g)) and the same 8 rows lower: exactly b[0], b[1].
 __device__ __forceinline__ void load_b_from_kn(uint32_t (&b)[2], const bf16* tile, int ld, int k0, int n0) {
-  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const bf16* p = tile + (k0 + 2 * t) * ld + n0 + g;
-  b[0] = gather_pair(p, p + ld);
-  b[1] = gather_pair(p + 8 * ld, p + 9 * ld);
+  const int lane = threadIdx.x % 32;
+  const bf16* row = tile + (k0 + lane % 16) * ld + n0;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(b[0]), "=r"(b[1])
+               : "r"(shared_address(row)));
 }
 
 // The C accumulators of n-tiles 2j and 2j+1 (a 16x16 block) as the A operand of the next mma:
@@ -116,7 +120,7 @@ __device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float 
 // zero-filled, reading nothing, so tails need no other special case).
 
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
-  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  const uint32_t address = shared_address(shared);
   const int source_bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
                "r"(source_bytes));
@@ -141,9 +145,12 @@ __device__ __forceinline__ void load_tile_async(bf16* tile, int ld, const bf16* 
 
 template <int kHeadDim>
 struct ForwardTiles {
-  static constexpr int kBlockM = 64;           // query rows per block, 16 per warp
-  static constexpr int kBlockN = 64;           // keys per K/V tile
-  static constexpr int kLd = kHeadDim + 8;     // padded row: staggers banks, keeps 16 B alignment
+  // Each warp owns kRowTiles m16 tiles, so every K/V fragment read from shared memory feeds
+  // kRowTiles mma (D = 128 keeps one: its accumulators would not fit in registers twice).
+  static constexpr int kRowTiles = kHeadDim <= 64 ? 2 : 1;
+  static constexpr int kBlockM = kWarps * 16 * kRowTiles;  // query rows per block
+  static constexpr int kBlockN = 64;                       // keys per K/V tile
+  static constexpr int kLd = kHeadDim + 8;  // padded row: staggers banks, keeps 16 B alignment
   static constexpr int kTileElems = kBlockN * kLd;
   // sQ, then sK[2], then sV[2]
   static constexpr size_t kSharedBytes = size_t(kBlockM + 4 * kBlockN) * kLd * sizeof(bf16);
@@ -154,6 +161,7 @@ __global__ void __launch_bounds__(kThreads)
 flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                      bf16* __restrict__ out, float* __restrict__ lse, int seq, float scale_log2) {
   using Tiles = ForwardTiles<kHeadDim>;
+  constexpr int kRowTiles = Tiles::kRowTiles;
   constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd;
   constexpr int kDimSteps = kHeadDim / 16;  // k-steps of Q K^T
   constexpr int kKeyTiles = kBlockN / 8;    // n-tiles of S
@@ -169,7 +177,8 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
   q += head; k += head; v += head; out += head;
   lse += static_cast<size_t>(blockIdx.y) * seq;
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;  // this thread's two query rows
+  // Row tile r of this warp starts at warp_row0 + 16 r; this thread holds rows +g and +g+8.
+  const int warp_row0 = m0 + warp * 16 * kRowTiles;
 
   // Causal: key tiles up to the one holding this block's last row.
   const int key_tiles = min((seq + kBlockN - 1) / kBlockN, (m0 + kBlockM + kBlockN - 1) / kBlockN);
@@ -179,17 +188,23 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
   load_tile_async<kBlockN, kHeadDim>(sV, kLd, v, 0, seq);
   cp_async_commit();
 
-  uint32_t q_frag[kDimSteps][4];
-  float o_acc[kOutTiles][4];
-  for (int i = 0; i < kOutTiles; ++i) o_acc[i][0] = o_acc[i][1] = o_acc[i][2] = o_acc[i][3] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY};  // in log2 units of the scaled scores
-  float row_sum[2] = {0.0f, 0.0f};            // this thread's partial sums (reduced at the end)
+  uint32_t q_frag[kRowTiles][kDimSteps][4];
+  float o_acc[kRowTiles][kOutTiles][4];
+  float row_max[kRowTiles][2];  // in log2 units of the scaled scores
+  float row_sum[kRowTiles][2];  // this thread's partial sums (reduced at the end)
+  for (int r = 0; r < kRowTiles; ++r) {
+    for (int d = 0; d < kOutTiles; ++d) o_acc[r][d][0] = o_acc[r][d][1] = o_acc[r][d][2] = o_acc[r][d][3] = 0.0f;
+    row_max[r][0] = row_max[r][1] = -INFINITY;
+    row_sum[r][0] = row_sum[r][1] = 0.0f;
+  }
 
   for (int j = 0; j < key_tiles; ++j) {
     cp_async_wait_all();
     __syncthreads();  // tile j visible to all; every warp is done with tile j-1's buffer
     if (j == 0) {
-      for (int s = 0; s < kDimSteps; ++s) load_a(q_frag[s], sQ, kLd, warp * 16, s * 16);
+      for (int r = 0; r < kRowTiles; ++r) {
+        for (int s = 0; s < kDimSteps; ++s) load_a(q_frag[r][s], sQ, kLd, warp_row0 - m0 + 16 * r, s * 16);
+      }
     }
     if (j + 1 < key_tiles) {
       const int next = (j + 1) & 1;
@@ -200,14 +215,16 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
     const bf16* tile_k = sK + (j & 1) * Tiles::kTileElems;
     const bf16* tile_v = sV + (j & 1) * Tiles::kTileElems;
 
-    // S = Q K^T for this warp's 16 rows x 64 keys
-    float s_acc[kKeyTiles][4];
-    for (int n = 0; n < kKeyTiles; ++n) s_acc[n][0] = s_acc[n][1] = s_acc[n][2] = s_acc[n][3] = 0.0f;
+    // S = Q K^T for this warp's rows x 64 keys
+    float s_acc[kRowTiles][kKeyTiles][4];
+    for (int r = 0; r < kRowTiles; ++r) {
+      for (int n = 0; n < kKeyTiles; ++n) s_acc[r][n][0] = s_acc[r][n][1] = s_acc[r][n][2] = s_acc[r][n][3] = 0.0f;
+    }
     for (int s = 0; s < kDimSteps; ++s) {
       for (int n = 0; n < kKeyTiles; ++n) {
         uint32_t b[2];
         load_b_from_nk(b, tile_k, kLd, n * 8, s * 16);
-        mma_bf16(s_acc[n], q_frag[s], b);
+        for (int r = 0; r < kRowTiles; ++r) mma_bf16(s_acc[r][n], q_frag[r][s], b);
       }
     }
 
@@ -215,79 +232,87 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
     // and in the last tile).
     const int n0 = j * kBlockN;
     const bool needs_mask = n0 + kBlockN - 1 > m0 || n0 + kBlockN > seq;
-    for (int n = 0; n < kKeyTiles; ++n) {
-      for (int e = 0; e < 4; ++e) {
-        const int key = n0 + n * 8 + 2 * t + (e & 1);
-        const int row = e < 2 ? row_a : row_b;
-        float x = s_acc[n][e] * scale_log2;
-        if (needs_mask && (key > row || key >= seq)) x = -INFINITY;
-        s_acc[n][e] = x;
+    for (int r = 0; r < kRowTiles; ++r) {
+      const int row_a = warp_row0 + 16 * r + g, row_b = row_a + 8;
+      for (int n = 0; n < kKeyTiles; ++n) {
+        for (int e = 0; e < 4; ++e) {
+          const int key = n0 + n * 8 + 2 * t + (e & 1);
+          const int row = e < 2 ? row_a : row_b;
+          float x = s_acc[r][n][e] * scale_log2;
+          if (needs_mask && (key > row || key >= seq)) x = -INFINITY;
+          s_acc[r][n][e] = x;
+        }
       }
     }
 
     // Online softmax: new row max over the 4 threads sharing a row, rescale what came before.
-    float tile_max[2] = {row_max[0], row_max[1]};
-    for (int n = 0; n < kKeyTiles; ++n) {
-      tile_max[0] = fmaxf(tile_max[0], fmaxf(s_acc[n][0], s_acc[n][1]));
-      tile_max[1] = fmaxf(tile_max[1], fmaxf(s_acc[n][2], s_acc[n][3]));
-    }
-    float base[2], rescale[2];
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      base[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r];  // a fully masked row stays 0, not NaN
-      rescale[r] = exp2f(row_max[r] - base[r]);
-      row_max[r] = tile_max[r];
-      row_sum[r] *= rescale[r];
-    }
-    for (int n = 0; n < kKeyTiles; ++n) {
-      s_acc[n][0] = exp2f(s_acc[n][0] - base[0]);
-      s_acc[n][1] = exp2f(s_acc[n][1] - base[0]);
-      s_acc[n][2] = exp2f(s_acc[n][2] - base[1]);
-      s_acc[n][3] = exp2f(s_acc[n][3] - base[1]);
-      row_sum[0] += s_acc[n][0] + s_acc[n][1];
-      row_sum[1] += s_acc[n][2] + s_acc[n][3];
-    }
-    for (int d = 0; d < kOutTiles; ++d) {
-      o_acc[d][0] *= rescale[0];
-      o_acc[d][1] *= rescale[0];
-      o_acc[d][2] *= rescale[1];
-      o_acc[d][3] *= rescale[1];
+    for (int r = 0; r < kRowTiles; ++r) {
+      float tile_max[2] = {row_max[r][0], row_max[r][1]};
+      for (int n = 0; n < kKeyTiles; ++n) {
+        tile_max[0] = fmaxf(tile_max[0], fmaxf(s_acc[r][n][0], s_acc[r][n][1]));
+        tile_max[1] = fmaxf(tile_max[1], fmaxf(s_acc[r][n][2], s_acc[r][n][3]));
+      }
+      float base[2], rescale[2];
+      for (int h = 0; h < 2; ++h) {
+        tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
+        tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
+        base[h] = tile_max[h] == -INFINITY ? 0.0f : tile_max[h];  // a fully masked row stays 0, not NaN
+        rescale[h] = exp2f(row_max[r][h] - base[h]);
+        row_max[r][h] = tile_max[h];
+        row_sum[r][h] *= rescale[h];
+      }
+      for (int n = 0; n < kKeyTiles; ++n) {
+        s_acc[r][n][0] = exp2f(s_acc[r][n][0] - base[0]);
+        s_acc[r][n][1] = exp2f(s_acc[r][n][1] - base[0]);
+        s_acc[r][n][2] = exp2f(s_acc[r][n][2] - base[1]);
+        s_acc[r][n][3] = exp2f(s_acc[r][n][3] - base[1]);
+        row_sum[r][0] += s_acc[r][n][0] + s_acc[r][n][1];
+        row_sum[r][1] += s_acc[r][n][2] + s_acc[r][n][3];
+      }
+      for (int d = 0; d < kOutTiles; ++d) {
+        o_acc[r][d][0] *= rescale[0];
+        o_acc[r][d][1] *= rescale[0];
+        o_acc[r][d][2] *= rescale[1];
+        o_acc[r][d][3] *= rescale[1];
+      }
     }
 
     // O += P V, P straight from the S accumulators (rounded to bf16)
     for (int s = 0; s < kBlockN / 16; ++s) {
-      uint32_t a[4];
-      accumulators_to_a(a, s_acc[2 * s], s_acc[2 * s + 1]);
+      uint32_t a[kRowTiles][4];
+      for (int r = 0; r < kRowTiles; ++r) accumulators_to_a(a[r], s_acc[r][2 * s], s_acc[r][2 * s + 1]);
       for (int d = 0; d < kOutTiles; ++d) {
         uint32_t b[2];
         load_b_from_kn(b, tile_v, kLd, s * 16, d * 8);
-        mma_bf16(o_acc[d], a, b);
+        for (int r = 0; r < kRowTiles; ++r) mma_bf16(o_acc[r][d], a[r], b);
       }
     }
   }
 
   // Epilogue: full row sums, normalise, store O and lse for rows inside the sequence.
-  float inverse[2];
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    inverse[r] = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
-  }
-  for (int d = 0; d < kOutTiles; ++d) {
-    const int col = d * 8 + 2 * t;
-    if (row_a < seq) {
-      *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_a) * kHeadDim + col) =
-          pack_bf16(o_acc[d][0] * inverse[0], o_acc[d][1] * inverse[0]);
+  for (int r = 0; r < kRowTiles; ++r) {
+    const int row_a = warp_row0 + 16 * r + g, row_b = row_a + 8;
+    float inverse[2];
+    for (int h = 0; h < 2; ++h) {
+      row_sum[r][h] += __shfl_xor_sync(0xffffffffu, row_sum[r][h], 1);
+      row_sum[r][h] += __shfl_xor_sync(0xffffffffu, row_sum[r][h], 2);
+      inverse[h] = row_sum[r][h] > 0.0f ? 1.0f / row_sum[r][h] : 0.0f;
     }
-    if (row_b < seq) {
-      *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_b) * kHeadDim + col) =
-          pack_bf16(o_acc[d][2] * inverse[1], o_acc[d][3] * inverse[1]);
+    for (int d = 0; d < kOutTiles; ++d) {
+      const int col = d * 8 + 2 * t;
+      if (row_a < seq) {
+        *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_a) * kHeadDim + col) =
+            pack_bf16(o_acc[r][d][0] * inverse[0], o_acc[r][d][1] * inverse[0]);
+      }
+      if (row_b < seq) {
+        *reinterpret_cast<uint32_t*>(out + static_cast<size_t>(row_b) * kHeadDim + col) =
+            pack_bf16(o_acc[r][d][2] * inverse[1], o_acc[r][d][3] * inverse[1]);
+      }
     }
-  }
-  if (t == 0) {
-    if (row_a < seq) lse[row_a] = (row_max[0] + log2f(row_sum[0])) * kLn2;
-    if (row_b < seq) lse[row_b] = (row_max[1] + log2f(row_sum[1])) * kLn2;
+    if (t == 0) {
+      if (row_a < seq) lse[row_a] = (row_max[r][0] + log2f(row_sum[r][0])) * kLn2;
+      if (row_b < seq) lse[row_b] = (row_max[r][1] + log2f(row_sum[r][1])) * kLn2;
+    }
   }
 }
 
