@@ -1,0 +1,48 @@
+// conv2d forward, backward-data and backward-weight (+ bias and its gradient), f32 and bf16.
+//
+// Layout: channels-last everywhere in kernels/conv (and so in the SR-GAN):
+//   activations x, y, dx, dy  NHWC  (N, H, W, C)
+//   weights w, dw             KRSC  (K out channels, R rows, S cols, C in channels)
+//   bias, dbias               (K)
+// Why NHWC: the implicit GEMM's reduction dim is (r, s, c) with c innermost, so each operand
+// tile row is a run of contiguous channels; with C % 8 == 0 a thread gathers 8 bf16 channels in
+// one 16-byte cp.async, which is what feeds the tensor cores. cuDNN's fastest bf16 kernels use
+// the same layout (the benchmark compares with cuDNN in NHWC/KRSC).
+//
+// Output size: P = (H + 2*padding - R) / stride + 1, Q likewise; any R, S >= 1 (3x3 and 4x4
+// are the ones the scenarios use), stride >= 1, padding >= 0.
+//
+// CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
+// activations into shared memory on the fly). bf16 runs on tensor cores (wmma m16n16k16, f32
+// accumulate); f32 uses FMA tiles. Results are deterministic (no atomics).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/core/tensor.hpp"
+
+namespace oomlab::ops {
+
+struct Conv2dParams {
+  int stride = 1;
+  int padding = 0;
+};
+
+// (N, P, Q, K) for x (N, H, W, C) and w (K, R, S, C); throws std::invalid_argument on a mismatch.
+Shape conv2d_output_shape(const Shape& x, const Shape& w, Conv2dParams params);
+
+// y = conv(x, w) + bias. bias may be undefined (no bias).
+void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                    Conv2dParams params);
+// dx = the gradient of the forward with respect to x (overwritten, not accumulated).
+void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params);
+// dw (and dbias when defined) = the gradients with respect to w and bias (overwritten).
+// Allocates one f32 workspace (tag workspace) of conv2d_backward_weight_workspace_bytes() on
+// every device, so host, dry and cuda see the same allocation sequence; its size depends only on
+// the shapes.
+void conv2d_backward_weight(const Tensor& x, const Tensor& dy, const Tensor& dw,
+                            const Tensor& dbias, Conv2dParams params);
+std::size_t conv2d_backward_weight_workspace_bytes(const Shape& x, const Shape& w,
+                                                   Conv2dParams params, bool with_bias);
+
+}  // namespace oomlab::ops
