@@ -3,8 +3,8 @@
 //
 // Forward (one block of 4 warps per 128 query rows and head for D = 64, 64 rows for D = 128;
 // each warp owns 32 or 16 rows): Q stays in registers; 64-key K/V tiles stream through shared
-// memory, double-buffered with cp.async; per tile S = Q K^T, the running row max / sum are updated (online softmax) and O += P V with P
-// taken straight from the S accumulators. Tiles above the diagonal are never visited, and the
+// memory, double-buffered with cp.async; per tile S = Q K^T, the running row max / sum are
+// updated (online softmax) and O += P V with P taken straight from the S accumulators. Tiles above the diagonal are never visited, and the
 // longest rows are scheduled first. Saves O and lse = rowmax + log(rowsum) (natural log).
 //
 // Backward (one block per 64-key tile and head; each warp owns 16 keys): K and V stay in shared
