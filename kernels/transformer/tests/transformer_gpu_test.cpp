@@ -1,0 +1,309 @@
+// Every transformer CUDA kernel against its CPU reference on seeded random inputs (never
+// zeros), f32 and bf16 (f16 where it matters), several shapes including odd ones.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "harness/testing/require_gpu.hpp"
+#include "kernels/transformer/adamw.hpp"
+#include "kernels/transformer/cast.hpp"
+#include "kernels/transformer/cross_entropy.hpp"
+#include "kernels/transformer/embedding.hpp"
+#include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/grad_norm.hpp"
+#include "kernels/transformer/layernorm.hpp"
+#include "kernels/transformer/loss_scale.hpp"
+#include "kernels/transformer/matmul.hpp"
+#include "kernels/transformer/quantize.hpp"
+#include "kernels/transformer/residual.hpp"
+#include "kernels/transformer/rmsnorm.hpp"
+#include "kernels/transformer/swiglu.hpp"
+#include "kernels/transformer/tests/gpu_pairs.hpp"
+
+namespace oomlab::ops {
+namespace {
+
+using testing::output_pair;
+using testing::Pair;
+using testing::pair_close;
+using testing::random_pair;
+using testing::random_indices;
+using testing::Tolerance;
+using testing::tolerance_for;
+using testing::values_pair;
+using testing::zeros_pair;
+
+const std::vector<Shape> kShapes = {{1, 1}, {3, 7}, {5, 33}, {64, 768}, {17, 3072}, {4, 1000003}};
+const std::vector<DType> kDtypes = {DType::f32, DType::bf16};
+
+// Accumulations over C elements in f32 vs f64 (and atomics in any order) need more room.
+Tolerance reduction_tolerance(DType dtype, std::int64_t count) {
+  Tolerance t = tolerance_for(dtype);
+  double growth = std::sqrt(double(count));
+  return {t.atol * (dtype == DType::f32 ? growth * 10 : 2), t.rtol * (dtype == DType::f32 ? growth : 2)};
+}
+
+TEST(TransformerGpu, GeluSwigluResidual) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (const Shape& shape : kShapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + shape_string(shape));
+      Pair x = random_pair(shape, dtype, 1, -4, 4), y = random_pair(shape, dtype, 2, -2, 2);
+      Pair dout = random_pair(shape, dtype, 3);
+      Pair out = output_pair(shape, dtype), d1 = output_pair(shape, dtype), d2 = output_pair(shape, dtype);
+      Tolerance tol = tolerance_for(dtype);
+      gelu_forward(out.host, x.host);
+      gelu_forward(out.cuda, x.cuda);
+      EXPECT_TRUE(pair_close(out, tol, "gelu"));
+      gelu_backward(d1.host, dout.host, x.host);
+      gelu_backward(d1.cuda, dout.cuda, x.cuda);
+      EXPECT_TRUE(pair_close(d1, tol, "gelu dx"));
+      swiglu_forward(out.host, x.host, y.host);
+      swiglu_forward(out.cuda, x.cuda, y.cuda);
+      EXPECT_TRUE(pair_close(out, tol, "swiglu"));
+      swiglu_backward(d1.host, d2.host, dout.host, x.host, y.host);
+      swiglu_backward(d1.cuda, d2.cuda, dout.cuda, x.cuda, y.cuda);
+      EXPECT_TRUE(pair_close(d1, tol, "swiglu dgate"));
+      EXPECT_TRUE(pair_close(d2, tol, "swiglu dup"));
+      residual_add(out.host, x.host, y.host);
+      residual_add(out.cuda, x.cuda, y.cuda);
+      EXPECT_TRUE(pair_close(out, {0, 0}, "residual"));
+    }
+  }
+}
+
+TEST(TransformerGpu, UnalignedViewsTakeTheScalarPath) {
+  OOMLAB_REQUIRE_GPU();
+  Pair x = random_pair({9, 5}, DType::bf16, 4, -3, 3);
+  Pair out = output_pair({9, 5}, DType::bf16);
+  Tensor xh = x.host.slice(1, 8), xc = x.cuda.slice(1, 8);  // 10-byte offset: not 16-aligned
+  Tensor oh = out.host.slice(2, 9), oc = out.cuda.slice(2, 9);
+  gelu_forward(oh, xh);
+  gelu_forward(oc, xc);
+  EXPECT_TRUE(pair_close(out, tolerance_for(DType::bf16), "gelu on unaligned slices"));
+}
+
+TEST(TransformerGpu, CastsAreBitExact) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType from : {DType::f32, DType::bf16, DType::f16}) {
+    for (DType to : {DType::f32, DType::bf16, DType::f16}) {
+      for (std::int64_t n : {1, 13, 4096, 1000003}) {
+        Pair in = random_pair({n}, from, 5, -60000, 60000);  // most of f16's range
+        Pair out = output_pair({n}, to);
+        cast(out.host, in.host);
+        cast(out.cuda, in.cuda);
+        EXPECT_TRUE(pair_close(out, {0, 0}, std::string("cast ") + dtype_name(from) + "->" + dtype_name(to)));
+      }
+    }
+  }
+}
+
+TEST(TransformerGpu, LayerNormAndRmsNorm) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType dtype : kDtypes) {
+    for (const Shape& shape : {Shape{1, 1}, Shape{3, 7}, Shape{5, 33}, Shape{2, 3, 768}, Shape{300, 1024}, Shape{7, 4100}}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + shape_string(shape));
+      std::int64_t C = shape.back(), rows = shape_numel(shape) / C;
+      Pair x = random_pair(shape, dtype, 6, -3, 3), w = random_pair({C}, dtype, 7, 0.5f, 1.5f);
+      Pair b = random_pair({C}, dtype, 8), dout = random_pair(shape, dtype, 9);
+      Pair out = output_pair(shape, dtype), dx = output_pair(shape, dtype);
+      Pair mean = output_pair({rows}, DType::f32), rstd = output_pair({rows}, DType::f32);
+      Pair dw = zeros_pair({C}, DType::f32), db = zeros_pair({C}, DType::f32);
+      Tolerance tol = reduction_tolerance(dtype, C);
+      layernorm_forward(out.host, mean.host, rstd.host, x.host, w.host, b.host);
+      layernorm_forward(out.cuda, mean.cuda, rstd.cuda, x.cuda, w.cuda, b.cuda);
+      EXPECT_TRUE(pair_close(out, tol, "layernorm out"));
+      EXPECT_TRUE(pair_close(mean, reduction_tolerance(DType::f32, C), "layernorm mean"));
+      EXPECT_TRUE(pair_close(rstd, reduction_tolerance(DType::f32, C), "layernorm rstd"));
+      layernorm_backward(dx.host, dw.host, db.host, dout.host, x.host, w.host, mean.host, rstd.host);
+      layernorm_backward(dx.cuda, dw.cuda, db.cuda, dout.cuda, x.cuda, w.cuda, mean.cuda, rstd.cuda);
+      EXPECT_TRUE(pair_close(dx, tol, "layernorm dx"));
+      EXPECT_TRUE(pair_close(dw, reduction_tolerance(DType::f32, rows), "layernorm dweight"));
+      EXPECT_TRUE(pair_close(db, reduction_tolerance(DType::f32, rows), "layernorm dbias"));
+
+      rmsnorm_forward(out.host, rstd.host, x.host, w.host);
+      rmsnorm_forward(out.cuda, rstd.cuda, x.cuda, w.cuda);
+      EXPECT_TRUE(pair_close(out, tol, "rmsnorm out"));
+      Pair dw2 = zeros_pair({C}, DType::f32);
+      rmsnorm_backward(dx.host, dw2.host, dout.host, x.host, w.host, rstd.host);
+      rmsnorm_backward(dx.cuda, dw2.cuda, dout.cuda, x.cuda, w.cuda, rstd.cuda);
+      EXPECT_TRUE(pair_close(dx, tol, "rmsnorm dx"));
+      EXPECT_TRUE(pair_close(dw2, reduction_tolerance(DType::f32, rows), "rmsnorm dweight"));
+    }
+  }
+}
+
+TEST(TransformerGpu, EmbeddingForwardBackward) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType dtype : kDtypes) {
+    for (auto [B, T, V, C] : std::vector<std::array<std::int64_t, 4>>{{1, 1, 1, 1}, {3, 5, 7, 9}, {4, 64, 1000, 768}}) {
+      Pair tokens = values_pair({B, T}, DType::i32, random_indices(B * T, V, 10));
+      Pair wte = random_pair({V, C}, dtype, 11), wpe = random_pair({T + 1, C}, dtype, 12);
+      Pair out = output_pair({B, T, C}, dtype);
+      embedding_forward(out.host, tokens.host, wte.host, wpe.host);
+      embedding_forward(out.cuda, tokens.cuda, wte.cuda, wpe.cuda);
+      EXPECT_TRUE(pair_close(out, tolerance_for(dtype), "embedding"));
+      Pair dout = random_pair({B, T, C}, dtype, 13);
+      Pair dwte = zeros_pair({V, C}, DType::f32), dwpe = zeros_pair({T + 1, C}, DType::f32);
+      embedding_backward(dwte.host, dwpe.host, dout.host, tokens.host);
+      embedding_backward(dwte.cuda, dwpe.cuda, dout.cuda, tokens.cuda);
+      EXPECT_TRUE(pair_close(dwte, reduction_tolerance(DType::f32, B * T), "dwte"));
+      EXPECT_TRUE(pair_close(dwpe, reduction_tolerance(DType::f32, B), "dwpe"));
+    }
+  }
+}
+
+TEST(TransformerGpu, CrossEntropyFusedWithBackward) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType dtype : kDtypes) {
+    for (auto [N, V] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 7}, {5, 33}, {8, 50257}}) {
+      Pair logits = random_pair({N, V}, dtype, 14, -5, 5);
+      Pair targets = values_pair({N}, DType::i32, random_indices(N, V, 15));
+      Pair losses = output_pair({N}, DType::f32), dlogits = output_pair({N, V}, dtype);
+      softmax_cross_entropy(losses.host, dlogits.host, logits.host, targets.host, 1.0f / N);
+      softmax_cross_entropy(losses.cuda, dlogits.cuda, logits.cuda, targets.cuda, 1.0f / N);
+      EXPECT_TRUE(pair_close(losses, {1e-4, 1e-4}, "losses"));
+      EXPECT_TRUE(pair_close(dlogits, {tolerance_for(dtype).atol * 1e-2, tolerance_for(dtype).rtol}, "dlogits"));
+      // In place, as the trainer uses it.
+      softmax_cross_entropy(losses.cuda, logits.cuda, logits.cuda, targets.cuda, 1.0f / N);
+      EXPECT_TRUE(testing::all_close(logits.cuda.to_host_f32(), dlogits.host.to_host_f32(),
+                                     {tolerance_for(dtype).atol * 1e-2, tolerance_for(dtype).rtol}, "in place"));
+    }
+  }
+}
+
+TEST(TransformerGpu, AdamWWithMixedPrecisionCopies) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType grad_dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (DType param_dtype : {DType::f32, DType::bf16, DType::f16}) {
+      for (std::int64_t n : {1, 7, 1027, 1 << 20}) {
+        Pair master = random_pair({n}, DType::f32, 16), grad = random_pair({n}, grad_dtype, 17);
+        Pair m = random_pair({n}, DType::f32, 18, -0.1f, 0.1f), v = random_pair({n}, DType::f32, 19, 0.001f, 0.01f);
+        Pair param = output_pair({n}, param_dtype);
+        AdamWConfig config{3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
+        adamw_step(master.host, param.host, grad.host, m.host, v.host, config, 5);
+        adamw_step(master.cuda, param.cuda, grad.cuda, m.cuda, v.cuda, config, 5);
+        EXPECT_TRUE(pair_close(master, {1e-6, 1e-5}, "master"));
+        EXPECT_TRUE(pair_close(m, {1e-7, 1e-5}, "m"));
+        EXPECT_TRUE(pair_close(v, {1e-8, 1e-5}, "v"));
+        EXPECT_TRUE(pair_close(param, tolerance_for(param_dtype), "param copy"));
+      }
+    }
+  }
+}
+
+TEST(TransformerGpu, GradNormIsDeterministicAndClips) {
+  OOMLAB_REQUIRE_GPU();
+  std::vector<Pair> pairs;
+  std::vector<Tensor> host_grads, cuda_grads;
+  std::uint32_t seed = 20;
+  for (std::int64_t n : {1, 33, 768, 1 << 20, 3 * 768 * 768 + 5}) {
+    pairs.push_back(random_pair({n}, seed % 2 ? DType::bf16 : DType::f32, seed));
+    ++seed;
+    host_grads.push_back(pairs.back().host);
+    cuda_grads.push_back(pairs.back().cuda);
+  }
+  Pair norm = output_pair({1}, DType::f32);
+  global_grad_norm(norm.host, host_grads);
+  global_grad_norm(norm.cuda, cuda_grads);
+  EXPECT_TRUE(pair_close(norm, {1e-4, 1e-5}, "norm"));
+  float first = norm.cuda.to_host_f32()[0];
+  for (int run = 0; run < 5; ++run) {
+    global_grad_norm(norm.cuda, cuda_grads);
+    EXPECT_EQ(norm.cuda.to_host_f32()[0], first) << "bit-identical across runs";
+  }
+  clip_grads_by_norm(host_grads, norm.host, 1.0f);
+  clip_grads_by_norm(cuda_grads, norm.cuda, 1.0f);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_TRUE(pair_close(pairs[i], tolerance_for(pairs[i].host.dtype()), "clipped grad"));
+  }
+}
+
+TEST(TransformerGpu, LossScalingAndQuantisation) {
+  OOMLAB_REQUIRE_GPU();
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    Pair g = random_pair({5, 33}, dtype, 30, -1000, 1000);
+    Pair flag = output_pair({1}, DType::f32);
+    unscale_and_check({g.host}, 1.0f / 1024, flag.host);
+    unscale_and_check({g.cuda}, 1.0f / 1024, flag.cuda);
+    EXPECT_TRUE(pair_close(g, {0, 0}, "unscaled"));
+    EXPECT_FALSE(read_found_inf(flag.cuda));
+    std::vector<float> with_inf = testing::random_values(100, 31);
+    with_inf[57] = std::numeric_limits<float>::infinity();
+    Pair bad = values_pair({100}, dtype, with_inf);
+    unscale_and_check({g.cuda, bad.cuda}, 0.5f, flag.cuda);
+    EXPECT_TRUE(read_found_inf(flag.cuda));
+    with_inf[57] = std::nanf("");
+    Pair nan = values_pair({100}, dtype, with_inf);
+    unscale_and_check({nan.cuda}, 0.5f, flag.cuda);
+    EXPECT_TRUE(read_found_inf(flag.cuda));
+    scale(g.host, 3.0f);
+    scale(g.cuda, 3.0f);
+    EXPECT_TRUE(pair_close(g, {0, 0}, "scaled"));
+
+    for (const Shape& shape : {Shape{1, 1}, Shape{5, 33}, Shape{768, 3072}}) {
+      Pair x = random_pair(shape, dtype, 32, -4, 4);
+      Pair q = output_pair(shape, DType::i8), scales = output_pair({shape[0]}, DType::f32);
+      quantize_int8_rowwise(q.host, scales.host, x.host);
+      quantize_int8_rowwise(q.cuda, scales.cuda, x.cuda);
+      EXPECT_TRUE(pair_close(q, {0, 0}, "q"));
+      EXPECT_TRUE(pair_close(scales, {0, 0}, "scales"));
+      Pair restored = output_pair(shape, dtype);
+      dequantize_int8_rowwise(restored.host, q.host, scales.host);
+      dequantize_int8_rowwise(restored.cuda, q.cuda, scales.cuda);
+      EXPECT_TRUE(pair_close(restored, {0, 0}, "dequantized"));
+    }
+  }
+}
+
+struct MatmulCase {
+  std::int64_t batch, m, n, k;
+  bool transpose_a, transpose_b, bias, gelu, accumulate;
+};
+
+TEST(TransformerGpu, MatmulThroughCublasLt) {
+  OOMLAB_REQUIRE_GPU();
+  const std::vector<MatmulCase> cases = {
+      {1, 1, 1, 1, false, false, false, false, false},  {1, 3, 5, 7, false, false, true, false, false},
+      {1, 5, 33, 17, false, true, true, true, false},   {1, 64, 48, 96, true, false, false, false, true},
+      {1, 37, 29, 41, true, true, true, false, false},  {1, 256, 768, 3072, false, true, true, true, false},
+      {4, 33, 65, 24, false, true, false, false, false}, {3, 16, 40, 64, true, false, false, false, false}};
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (const MatmulCase& mc : cases) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " m" + std::to_string(mc.m) + " n" + std::to_string(mc.n) +
+                   " k" + std::to_string(mc.k) + " batch" + std::to_string(mc.batch));
+      Shape a_shape = mc.transpose_a ? Shape{mc.k, mc.m} : Shape{mc.m, mc.k};
+      Shape b_shape = mc.transpose_b ? Shape{mc.n, mc.k} : Shape{mc.k, mc.n};
+      Shape c_shape = {mc.m, mc.n};
+      if (mc.batch > 1) {
+        a_shape.insert(a_shape.begin(), mc.batch);
+        b_shape.insert(b_shape.begin(), mc.batch);
+        c_shape.insert(c_shape.begin(), mc.batch);
+      }
+      Pair a = random_pair(a_shape, dtype, 40), b = random_pair(b_shape, dtype, 41);
+      Pair c = random_pair(c_shape, dtype, 42);
+      Pair bias = mc.bias ? random_pair({mc.n}, dtype, 43) : Pair{};
+      MatmulOptions options{mc.transpose_a, mc.transpose_b, mc.accumulate, mc.gelu};
+      matmul(c.host, a.host, b.host, bias.host, options);
+      matmul(c.cuda, a.cuda, b.cuda, bias.cuda, options);
+      EXPECT_TRUE(pair_close(c, reduction_tolerance(dtype, mc.k), "c"));
+
+      if (mc.gelu || mc.accumulate) continue;
+      Pair dc = random_pair(c_shape, dtype, 44);
+      Pair da = output_pair(a_shape, dtype), db = random_pair(b_shape, dtype, 45);
+      Pair dbias = mc.bias ? zeros_pair({mc.n}, DType::f32) : Pair{};
+      matmul_backward(da.host, db.host, dbias.host, dc.host, a.host, b.host, options);
+      matmul_backward(da.cuda, db.cuda, dbias.cuda, dc.cuda, a.cuda, b.cuda, options);
+      EXPECT_TRUE(pair_close(da, reduction_tolerance(dtype, mc.n), "da"));
+      EXPECT_TRUE(pair_close(db, reduction_tolerance(dtype, mc.m), "db"));
+      if (mc.bias) {
+        EXPECT_TRUE(pair_close(dbias, reduction_tolerance(DType::f32, mc.m), "dbias"));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomlab::ops
