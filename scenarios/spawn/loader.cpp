@@ -222,7 +222,14 @@ BatchLoader::BatchLoader(const LoaderOptions& options)
     }
     return true;
   };
-  wait_until(all_settled, nullptr);
+  // A worker that neither reports nor ends (a CUDA call that hangs after fork) must not hang
+  // the run: give start-up two minutes, then fail with the workers' states.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  if (!wait_until(all_settled, [&] { return std::chrono::steady_clock::now() < deadline; })) {
+    control.stop = 1;
+    throw std::runtime_error("data loader: workers did not report ready within 120 s (" +
+                             std::string(worker_start_name(options.start)) + ")");
+  }
   std::string failures;
   bool forked_cuda_failure = false;
   for (int i = 0; i < options.workers; ++i) {
