@@ -39,11 +39,14 @@ __global__ void __launch_bounds__(kReduceThreads)
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-// out[0] = scale * sum(partials[0..count)); one block.
-__global__ void __launch_bounds__(kReduceThreads)
+// out[0] = scale * sum(partials[0..count)); one block. (A template only so that this header can
+// define it in every .cu that includes it.)
+template <int Threads = kReduceThreads>
+__global__ void __launch_bounds__(Threads)
     final_sum_kernel(const float* partials, std::int64_t count, float scale, float* out) {
   float acc = 0.0f;
-  for (std::int64_t i = threadIdx.x; i < count; i += kReduceThreads) acc += partials[i];
+  static_assert(Threads == kReduceThreads, "block_sum_to_thread0 assumes kReduceThreads");
+  for (std::int64_t i = threadIdx.x; i < count; i += Threads) acc += partials[i];
   const float total = block_sum_to_thread0(acc);
   if (threadIdx.x == 0) out[0] = scale * total;
 }
@@ -58,7 +61,7 @@ void launch_sum(Load load, std::int64_t numel, float scale, float* partials, flo
         load, numel, plan.per_block, partials);
     OOMLAB_CUDA_CHECK_LAUNCH();
   }
-  final_sum_kernel<<<1, kReduceThreads, 0, stream>>>(partials, numel > 0 ? plan.count : 0, scale,
+  final_sum_kernel<><<<1, kReduceThreads, 0, stream>>>(partials, numel > 0 ? plan.count : 0, scale,
                                                       out);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
