@@ -28,9 +28,10 @@ namespace {
 constexpr std::int64_t kRows = 16384, kChannels = 768, kHidden = 3072, kVocab = 50257;
 constexpr std::int64_t kGpt2Params = 124439808;
 
+// Never destroyed: freeing from a static destructor can race the CUDA runtime's teardown.
 Device& device() {
-  static Device cuda(DeviceKind::cuda, memory::AllocatorConfig{});
-  return cuda;
+  static Device* cuda = new Device(DeviceKind::cuda, memory::AllocatorConfig{});
+  return *cuda;
 }
 cudaStream_t stream() { return reinterpret_cast<cudaStream_t>(device().stream()); }
 

@@ -9,9 +9,11 @@
 
 namespace oomlab::testing {
 
+// Created on first use and never destroyed: freeing device memory from a static destructor can
+// race the CUDA runtime's own teardown at exit.
 inline Device& cuda_device() {
-  static Device device(DeviceKind::cuda, memory::AllocatorConfig{});
-  return device;
+  static Device* device = new Device(DeviceKind::cuda, memory::AllocatorConfig{});
+  return *device;
 }
 
 struct Pair {
