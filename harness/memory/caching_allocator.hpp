@@ -12,7 +12,14 @@
 //    released and the request retried once, then OomError is thrown; the allocator stays usable;
 //  - empty_cache() returns every fully free segment to the source;
 //  - expandable_segments: one address range per (stream, pool) whose mapped tail grows by
-//    page_granularity() steps, so freed space always coalesces into one block.
+//    page_granularity() steps, so freed space always coalesces into one block; empty_cache()
+//    unmaps its trailing free pages. max_split_size does not apply inside these ranges.
+//
+// Budget: the cap is on reserved + simulated_external. Memory used outside the allocator on a
+// real GPU (this process's context, other processes) is NOT charged against it, because a GPU
+// profile's budget already subtracts one context; it shows up as `external` in the diagnosis
+// when the device itself refuses. Best-fit ties break on (segment id, offset), not addresses,
+// so every source makes the same choices and host/dry/cuda traces are identical.
 #pragma once
 #include <cstddef>
 #include <memory>
