@@ -1,0 +1,321 @@
+// conv2d benchmark: our implicit-GEMM kernels (forward, backward-data, backward-weight and the
+// three together) beside cuDNN with the fastest algorithm cudnnFind* picks, in the same run, bf16
+// NHWC/KRSC, no bias on either side. Counters: TFLOP/s, and for our rows `vs_cudnn` = cuDNN's
+// time / ours (the target: >= 0.6 for the total of B=4 64->64 3x3 256x256).
+//   ./conv_bench --benchmark_out=conv.json --benchmark_out_format=json
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#if OOMLAB_HAVE_CUDNN
+#include <cudnn.h>
+#endif
+
+#include "harness/device/cuda_check.hpp"
+#include "harness/device/device.hpp"
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/core/tensor.hpp"
+
+namespace {
+
+using oomlab::DType;
+using oomlab::Device;
+using oomlab::DeviceKind;
+using oomlab::Tensor;
+using oomlab::ops::Conv2dParams;
+
+struct Problem {
+  std::int64_t n, h, w, c, k, r;
+  const char* name;
+};
+// The SR-GAN's convs at full scale: residual blocks, the upsampling conv, the RGB output conv.
+const Problem kProblems[] = {{4, 256, 256, 64, 64, 3, "B4 64->64 3x3 256x256"},
+                            {4, 512, 512, 64, 256, 3, "B4 64->256 3x3 512x512"},
+                            {4, 1024, 1024, 64, 3, 3, "B4 64->3 3x3 1024x1024"}};
+constexpr Conv2dParams kParams{1, 1};  // 3x3, stride 1, padding 1: same-size output
+
+enum Pass : int { kForward, kBackwardData, kBackwardWeight, kTotal };
+const char* pass_name(int pass) {
+  static const char* names[] = {"forward", "backward_data", "backward_weight", "total"};
+  return names[pass];
+}
+
+// CUDA-event timing of one iteration on `stream`; the destructor reports it as the iteration's
+// manual time (use with ->UseManualTime()).
+class CudaEventTimer {
+ public:
+  CudaEventTimer(benchmark::State& state, cudaStream_t stream) : state_(state), stream_(stream) {
+    OOMLAB_CUDA_CHECK(cudaEventCreate(&start_));
+    OOMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
+    OOMLAB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  }
+  ~CudaEventTimer() {
+    float ms = 0;
+    if (cudaEventRecord(stop_, stream_) == cudaSuccess && cudaEventSynchronize(stop_) == cudaSuccess &&
+        cudaEventElapsedTime(&ms, start_, stop_) == cudaSuccess) {
+      state_.SetIterationTime(ms / 1e3);
+    }
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  CudaEventTimer(const CudaEventTimer&) = delete;
+  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
+
+ private:
+  benchmark::State& state_;
+  cudaStream_t stream_;
+  cudaEvent_t start_{}, stop_{};
+};
+
+// Mean milliseconds of `fn` over `iterations` runs after a warm-up (for the vs_cudnn counter).
+double mean_ms(const std::function<void()>& fn, cudaStream_t stream, int iterations = 20) {
+  for (int i = 0; i < 3; ++i) fn();
+  cudaEvent_t start, stop;
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&start));
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&stop));
+  OOMLAB_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < iterations; ++i) fn();
+  OOMLAB_CUDA_CHECK(cudaEventRecord(stop, stream));
+  OOMLAB_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / iterations;
+}
+
+Device& cuda_device() {
+  static Device device(DeviceKind::cuda, {});
+  return device;
+}
+cudaStream_t cuda_stream() { return reinterpret_cast<cudaStream_t>(cuda_device().stream()); }
+
+#if OOMLAB_HAVE_CUDNN
+#define CUDNN_CHECK(call)                                                                   \
+  do {                                                                                      \
+    cudnnStatus_t status_ = (call);                                                         \
+    if (status_ != CUDNN_STATUS_SUCCESS)                                                    \
+      throw std::runtime_error(std::string(#call) + ": " + cudnnGetErrorString(status_));   \
+  } while (0)
+
+// cuDNN handle, NHWC/KRSC bf16 descriptors, the fastest algorithm of each pass, one workspace.
+struct CudnnConv {
+  cudnnHandle_t handle{};
+  cudnnTensorDescriptor_t x_desc{}, y_desc{};
+  cudnnFilterDescriptor_t w_desc{};
+  cudnnConvolutionDescriptor_t conv_desc{};
+  cudnnConvolutionFwdAlgo_t forward_algo{};
+  cudnnConvolutionBwdDataAlgo_t data_algo{};
+  cudnnConvolutionBwdFilterAlgo_t filter_algo{};
+  Tensor workspace;
+
+  CudnnConv(const Problem& p, const Tensor& x, const Tensor& w, const Tensor& y) {
+    CUDNN_CHECK(cudnnCreate(&handle));
+    CUDNN_CHECK(cudnnSetStream(handle, cuda_stream()));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_desc));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(p.n),
+                                           int(p.c), int(p.h), int(p.w)));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(p.n),
+                                           int(p.k), int(y.dim(1)), int(y.dim(2))));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, int(p.k),
+                                           int(p.c), int(p.r), int(p.r)));
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc, kParams.padding, kParams.padding,
+                                                kParams.stride, kParams.stride, 1, 1,
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc, CUDNN_TENSOR_OP_MATH));
+    (void)x;
+    (void)w;
+    int returned = 0;
+    std::size_t bytes = 0;
+    cudnnConvolutionFwdAlgoPerf_t forward[8];
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(handle, x_desc, w_desc, conv_desc, y_desc, 8,
+                                                     &returned, forward));
+    forward_algo = pick(forward, returned, bytes);
+    cudnnConvolutionBwdDataAlgoPerf_t data[8];
+    CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(handle, w_desc, y_desc, conv_desc, x_desc,
+                                                          8, &returned, data));
+    data_algo = pick(data, returned, bytes);
+    cudnnConvolutionBwdFilterAlgoPerf_t filter[8];
+    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(handle, x_desc, y_desc, conv_desc,
+                                                            w_desc, 8, &returned, filter));
+    filter_algo = pick(filter, returned, bytes);
+    workspace = Tensor::empty(cuda_device(), {static_cast<std::int64_t>(bytes) + 1}, DType::i8,
+                              oomlab::memory::Tag::workspace);
+  }
+  ~CudnnConv() {
+    cudnnDestroyConvolutionDescriptor(conv_desc);
+    cudnnDestroyFilterDescriptor(w_desc);
+    cudnnDestroyTensorDescriptor(y_desc);
+    cudnnDestroyTensorDescriptor(x_desc);
+    cudnnDestroy(handle);
+  }
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  // The fastest successful result (cudnnFind* sorts by time); grows `bytes` to its workspace.
+  template <class Perf>
+  static decltype(Perf::algo) pick(const Perf* results, int count, std::size_t& bytes) {
+    for (int i = 0; i < count; ++i) {
+      if (results[i].status == CUDNN_STATUS_SUCCESS) {
+        bytes = std::max(bytes, results[i].memory);
+        return results[i].algo;
+      }
+    }
+    throw std::runtime_error("cudnnFind*: no algorithm succeeded");
+  }
+
+  void run(int pass, const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dx,
+           const Tensor& dw) {
+    const float one = 1.0f, zero = 0.0f;
+    void* ws = workspace.data();
+    const std::size_t ws_bytes = workspace.nbytes();
+    if (pass == kForward || pass == kTotal) {
+      CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc, x.data(), w_desc, w.data(), conv_desc,
+                                          forward_algo, ws, ws_bytes, &zero, y_desc, y.data()));
+    }
+    if (pass == kBackwardData || pass == kTotal) {  // y stands in for dy
+      CUDNN_CHECK(cudnnConvolutionBackwardData(handle, &one, w_desc, w.data(), y_desc, y.data(),
+                                               conv_desc, data_algo, ws, ws_bytes, &zero, x_desc,
+                                               dx.data()));
+    }
+    if (pass == kBackwardWeight || pass == kTotal) {
+      CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle, &one, x_desc, x.data(), y_desc, y.data(),
+                                                 conv_desc, filter_algo, ws, ws_bytes, &zero, w_desc,
+                                                 dw.data()));
+    }
+  }
+};
+#endif
+
+// The tensors of one problem (kept while consecutive benchmarks use it), and cuDNN's times.
+struct Workload {
+  int problem = -1;
+  Tensor x, w, y, dx, dw;
+#if OOMLAB_HAVE_CUDNN
+  std::unique_ptr<CudnnConv> cudnn;
+#endif
+  double cudnn_ms[4] = {0, 0, 0, 0};
+
+  void run_ours(int pass) {
+    if (pass == kForward || pass == kTotal) oomlab::ops::conv2d_forward(x, w, Tensor(), y, kParams);
+    if (pass == kBackwardData || pass == kTotal) oomlab::ops::conv2d_backward_data(y, w, dx, kParams);
+    if (pass == kBackwardWeight || pass == kTotal) {
+      oomlab::ops::conv2d_backward_weight(x, y, dw, Tensor(), kParams);
+    }
+  }
+};
+
+Workload& workload_for(int problem) {
+  Device& device = cuda_device();  // constructed first, so destroyed after the workload's tensors
+  static Workload workload;
+  if (workload.problem == problem) return workload;
+  workload = Workload();  // frees the previous problem's tensors first
+  const Problem& p = kProblems[problem];
+  const oomlab::Shape x_shape{p.n, p.h, p.w, p.c}, w_shape{p.k, p.r, p.r, p.c};
+  const oomlab::Shape y_shape = oomlab::ops::conv2d_output_shape(x_shape, w_shape, kParams);
+  workload.x = Tensor::empty(device, x_shape, DType::bf16);
+  workload.w = Tensor::empty(device, w_shape, DType::bf16);
+  workload.y = Tensor::empty(device, y_shape, DType::bf16);
+  workload.dx = Tensor::empty(device, x_shape, DType::bf16);
+  workload.dw = Tensor::empty(device, w_shape, DType::bf16);
+  workload.x.fill(0.5);  // values do not change the work; non-zero keeps the datapath honest
+  workload.w.fill(0.25);
+  workload.y.fill(0.125);
+  workload.problem = problem;
+#if OOMLAB_HAVE_CUDNN
+  workload.cudnn = std::make_unique<CudnnConv>(p, workload.x, workload.w, workload.y);
+  for (int pass = 0; pass < 4; ++pass) {
+    workload.cudnn_ms[pass] = mean_ms(
+        [&, pass] { workload.cudnn->run(pass, workload.x, workload.w, workload.y, workload.dx, workload.dw); },
+        cuda_stream());
+  }
+#endif
+  return workload;
+}
+
+double pass_flops(const Problem& p, int pass) {
+  const double one = 2.0 * p.n * p.h * p.w * p.k * p.r * p.r * p.c;  // same-size output
+  return pass == kTotal ? 3 * one : one;
+}
+
+void set_counters(benchmark::State& state, const Problem& p, int pass) {
+  state.counters["TFLOP/s"] = benchmark::Counter(pass_flops(p, pass) * state.iterations() / 1e12,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(p.name) + " " + pass_name(pass));
+}
+
+void BM_conv2d_ours(benchmark::State& state) {
+  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(1));
+  if (!oomlab::cuda_available()) {
+    state.SkipWithError("no usable CUDA device");
+    return;
+  }
+  Workload& work = workload_for(problem);
+  work.run_ours(pass);  // warm-up (allocates the backward-weight workspace once)
+  for (auto _ : state) {
+    CudaEventTimer timer(state, cuda_stream());
+    work.run_ours(pass);
+  }
+  set_counters(state, kProblems[problem], pass);
+#if OOMLAB_HAVE_CUDNN
+  const double ours_ms = mean_ms([&] { work.run_ours(pass); }, cuda_stream());
+  state.counters["ours_ms"] = ours_ms;
+  state.counters["cudnn_ms"] = work.cudnn_ms[pass];
+  state.counters["vs_cudnn"] = work.cudnn_ms[pass] / ours_ms;
+#endif
+}
+
+#if OOMLAB_HAVE_CUDNN
+void BM_conv2d_cudnn(benchmark::State& state) {
+  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(1));
+  if (!oomlab::cuda_available()) {
+    state.SkipWithError("no usable CUDA device");
+    return;
+  }
+  Workload& work = workload_for(problem);
+  for (auto _ : state) {
+    CudaEventTimer timer(state, cuda_stream());
+    work.cudnn->run(pass, work.x, work.w, work.y, work.dx, work.dw);
+  }
+  set_counters(state, kProblems[problem], pass);
+}
+#endif
+
+void all_problems_and_passes(benchmark::internal::Benchmark* b) {
+  for (int problem = 0; problem < 3; ++problem)
+    for (int pass = 0; pass < 4; ++pass) b->Args({problem, pass});
+  b->ArgNames({"problem", "pass"})->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_conv2d_ours)->Apply(all_problems_and_passes);
+#if OOMLAB_HAVE_CUDNN
+BENCHMARK(BM_conv2d_cudnn)->Apply(all_problems_and_passes);
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (oomlab::cuda_available()) {
+    const oomlab::DeviceInfo info = oomlab::query_device_info(DeviceKind::cuda);
+    benchmark::AddCustomContext("gpu", info.name);
+    benchmark::AddCustomContext("compute_capability",
+                                std::to_string(info.compute_major) + "." + std::to_string(info.compute_minor));
+  }
+#if OOMLAB_HAVE_CUDNN
+  benchmark::AddCustomContext("cudnn_version", std::to_string(cudnnGetVersion()));
+#endif
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
