@@ -2,10 +2,12 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
+#include "harness/process/worker.hpp"
 #include "harness/runner/runner.hpp"
 
 namespace {
@@ -20,6 +22,12 @@ int usage_error(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Scenario workers (data-loader processes, harness/process) are this binary started again:
+  // they must be dispatched before anything else runs, CUDA above all.
+  int worker_exit_code = 0;
+  if (oomlab::process::run_worker_if_requested(argc, argv, worker_exit_code)) {
+    return worker_exit_code;
+  }
   // The runner re-executes this binary once per variant with a hidden subcommand.
   if (argc > 1 && std::string(argv[1]) == oomlab::kChildCommand) {
     return oomlab::child_main(argc, argv);
@@ -63,6 +71,17 @@ int main(int argc, char** argv) {
   suite->add_option("--scale", suite_options.scale, "Only this scale: tiny | small | full");
   suite->add_option("--out-dir", suite_options.out_dir,
                     "Directory for one JSON per run plus suite.json (default: results/latest)");
+
+  // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* command : std::as_const(app).get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + command->get_name();
+      known = known || command->get_name() == argv[1];
+    }
+    if (!known) return usage_error(std::string("unknown command '") + argv[1] + "'; valid: " + names);
+  }
 
   try {
     app.parse(argc, argv);
