@@ -8,16 +8,20 @@ function(oomlab_add_gtest name)
   cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE oomlab_config GTest::gtest GTest::gtest_main ${ARG_LIBS})
-  set(labels ${ARG_LABELS})
+  # gtest_discover_tests passes PROPERTIES through a generated script that splits lists, so a
+  # test carries exactly one label: `gpu` when it needs the GPU, else the one given.
+  set(label ${ARG_LABELS})
   set(extra_properties "")
   if(ARG_GPU)
-    list(APPEND labels gpu)
+    set(label gpu)
     set(extra_properties RESOURCE_GROUPS "gpus:1")
   endif()
-  # A ctest label list must reach gtest_discover_tests as one escaped argument.
-  string(REPLACE ";" "\\;" labels "${labels}")
+  list(LENGTH label label_count)
+  if(NOT label_count EQUAL 1)
+    message(FATAL_ERROR "oomlab_add_gtest(${name}): give exactly one label (got '${label}')")
+  endif()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${labels}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${extra_properties})
+    PROPERTIES LABELS "${label}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${extra_properties})
 endfunction()
