@@ -34,8 +34,8 @@ int list_command() {
                   scenario->default_steps(scale));
     }
     for (const VariantSpec& variant : scenario->variants()) {
-      std::printf("    %-22s expect %-3s  %s\n", variant.name.c_str(),
-                  variant.expect_oom ? "oom" : "ok", variant.description.c_str());
+      std::printf("    %-22s expect %-5s  %s\n", variant.name.c_str(),
+                  expect_name(variant.expected), variant.description.c_str());
     }
     std::printf("\n");
   }

@@ -41,7 +41,7 @@ void print_results_table(const std::vector<RunRecord>& records, std::FILE* out) 
                             "match", "peak alloc", "peak reserved", "throughput"}};
   for (const RunRecord& r : records) {
     rows.push_back({r.scenario, r.variant, r.device.kind, r.scale, outcome_text(r),
-                    r.expected_oom ? "oom" : "ok", r.matches_expectation ? "yes" : "NO",
+                    r.expected.c_str(), r.matches_expectation ? "yes" : "NO",
                     format_size(r.memory.peak_allocated), format_size(r.memory.peak_reserved),
                     throughput_text(r.throughput)});
   }

@@ -56,7 +56,7 @@ nlohmann::ordered_json summary_row(const RunRecord& record) {
           {"status", outcome_status_name(record.outcome.status)},
           {"diagnosis", record.outcome.diagnosis.empty() ? nlohmann::ordered_json(nullptr)
                                                          : nlohmann::ordered_json(record.outcome.diagnosis)},
-          {"expected_oom", record.expected_oom},
+          {"expected", record.expected},
           {"matches_expectation", record.matches_expectation},
           {"peak_allocated", record.memory.peak_allocated},
           {"peak_reserved", record.memory.peak_reserved},

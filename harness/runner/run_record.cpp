@@ -50,13 +50,13 @@ bool operator==(const RunRecord& a, const RunRecord& b) {
          a.scale == b.scale && a.steps == b.steps && a.outcome == b.outcome &&
          a.memory == b.memory && a.throughput == b.throughput &&
          a.step_seconds == b.step_seconds && a.metrics == b.metrics &&
-         a.alloc_conf == b.alloc_conf && a.expected_oom == b.expected_oom &&
+         a.alloc_conf == b.alloc_conf && a.expected == b.expected &&
          a.matches_expectation == b.matches_expectation && a.git_commit == b.git_commit &&
          a.timestamp == b.timestamp && a.oomlab_version == b.oomlab_version;
 }
 
-bool outcome_matches(bool expected_oom, OutcomeStatus status) {
-  return expected_oom ? status == OutcomeStatus::oom : status == OutcomeStatus::ok;
+bool outcome_matches(std::string_view expected, OutcomeStatus status) {
+  return status != OutcomeStatus::crash && expected == outcome_status_name(status);
 }
 
 namespace {
@@ -136,7 +136,7 @@ Json to_json(const RunRecord& r) {
   for (const auto& [name, value] : r.metrics) metrics[name] = value;
   json["metrics"] = metrics;
   json["alloc_conf"] = r.alloc_conf;
-  json["expected_oom"] = r.expected_oom;
+  json["expected"] = r.expected;
   json["matches_expectation"] = r.matches_expectation;
   json["git_commit"] = r.git_commit;
   json["timestamp"] = r.timestamp;
@@ -199,7 +199,7 @@ RunRecord run_record_from_json(const Json& json) {
   r.step_seconds = field<std::vector<double>>(json, "step_seconds", "");
   r.metrics = field<std::map<std::string, double>>(json, "metrics", "");
   r.alloc_conf = field<std::string>(json, "alloc_conf", "");
-  r.expected_oom = field<bool>(json, "expected_oom", "");
+  r.expected = field<std::string>(json, "expected", "");
   r.matches_expectation = field<bool>(json, "matches_expectation", "");
   r.git_commit = field<std::string>(json, "git_commit", "");
   r.timestamp = field<std::string>(json, "timestamp", "");

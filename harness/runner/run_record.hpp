@@ -68,7 +68,7 @@ struct RunRecord {
   std::vector<double> step_seconds;
   std::map<std::string, double> metrics;
   std::string alloc_conf;
-  bool expected_oom = false;
+  std::string expected = "ok";  // the story: "ok", "oom" or "error"
   bool matches_expectation = false;
   std::string git_commit;
   std::string timestamp;  // ISO-8601 UTC, "2025-01-31T12:00:00Z"
@@ -83,8 +83,8 @@ bool operator==(const Throughput& a, const Throughput& b);
 bool operator==(const RunRecord& a, const RunRecord& b);
 inline bool operator!=(const RunRecord& a, const RunRecord& b) { return !(a == b); }
 
-// The story holds: expected_oom ? oom : ok. A crash or an error never matches.
-bool outcome_matches(bool expected_oom, OutcomeStatus status);
+// The story holds when the outcome's status is the one expected. A crash never matches.
+bool outcome_matches(std::string_view expected, OutcomeStatus status);
 
 nlohmann::ordered_json to_json(const RunRecord& record);
 // Throws std::runtime_error naming the field on a missing or mistyped field or another

@@ -111,7 +111,7 @@ RunRecord make_base_record(const RunRequest& request) {
     record.budget.profile = resolved.budget.profile;
     record.budget.text = resolved.budget.describe();
     record.alloc_conf = resolved.config.to_string();
-    record.expected_oom = resolved.variant.expect_oom;
+    record.expected = expect_name(resolved.variant.expected);
   } catch (const std::exception&) {
     // Keep what the request said; the caller records why the run failed.
   }
@@ -196,7 +196,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     // Failures around the scenario (device, trace file): the run did not give its answer.
     record.outcome = Outcome{OutcomeStatus::error, "", -1, e.what(), 0};
   }
-  record.matches_expectation = outcome_matches(record.expected_oom, record.outcome.status);
+  record.matches_expectation = outcome_matches(record.expected, record.outcome.status);
   return record;
 }
 

@@ -6,6 +6,15 @@
 
 namespace oomlab {
 
+const char* expect_name(Expect expect) {
+  switch (expect) {
+    case Expect::ok: return "ok";
+    case Expect::oom: return "oom";
+    case Expect::error: return "error";
+  }
+  return "?";
+}
+
 const char* scale_name(Scale scale) {
   switch (scale) {
     case Scale::tiny: return "tiny";

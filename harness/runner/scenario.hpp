@@ -17,10 +17,16 @@ enum class Scale { tiny, small, full };
 const char* scale_name(Scale scale);
 std::optional<Scale> parse_scale(std::string_view name);
 
+// How the story says a variant ends: fixed variants fit (ok), broken ones run out of memory
+// (oom) or fail with a clear error (error, e.g. a forked child's CUDA call). Named like the
+// record's outcome status, so a record matches when the two names are equal.
+enum class Expect { ok, oom, error };
+const char* expect_name(Expect expect);
+
 struct VariantSpec {
   std::string name;         // "broken", "fixed-max-split"
   std::string description;  // one line: what this variant does differently
-  bool expect_oom = false;  // the story: broken variants OOM at the scenario's budget
+  Expect expected = Expect::ok;
 };
 
 class RunContext;

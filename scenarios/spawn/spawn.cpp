@@ -234,9 +234,9 @@ std::string SpawnScenario::summary() const {
 
 std::vector<VariantSpec> SpawnScenario::variants() const {
   return {
-      {kBrokenSpawn, "re-executed workers create a CUDA context in start-up: +1 context per worker", true},
-      {kBrokenFork, "workers fork()ed after CUDA init: their first CUDA call fails", false},
-      {kFixed, "worker check first in main(), CPU-only workers: one context for any N", false},
+      {kBrokenSpawn, "re-executed workers create a CUDA context in start-up: +1 context per worker", Expect::oom},
+      {kBrokenFork, "workers fork()ed after CUDA init: their first CUDA call fails", Expect::error},
+      {kFixed, "worker check first in main(), CPU-only workers: one context for any N", Expect::ok},
   };
 }
 

@@ -49,7 +49,7 @@ TEST(ChildRunner, OkVariantTimesEveryStep) {
   expect_common_fields(record, "ok");
   EXPECT_EQ(record.outcome.status, OutcomeStatus::ok) << record.outcome.message;
   EXPECT_TRUE(record.matches_expectation);
-  EXPECT_FALSE(record.expected_oom);
+  EXPECT_EQ(record.expected, "ok");
   ASSERT_EQ(record.step_seconds.size(), static_cast<std::size_t>(kRunnerTestSteps));
   for (double seconds : record.step_seconds) EXPECT_GT(seconds, 0.0);
   EXPECT_EQ(record.throughput.unit, "items/s");
@@ -72,7 +72,7 @@ TEST(ChildRunner, OomIsRecordedWithDiagnosisAndStep) {
   EXPECT_EQ(record.outcome.diagnosis, "capacity");
   EXPECT_EQ(record.outcome.step, kOomStep);
   EXPECT_FALSE(record.outcome.message.empty());
-  EXPECT_TRUE(record.expected_oom);
+  EXPECT_EQ(record.expected, "oom");
   EXPECT_TRUE(record.matches_expectation);
   EXPECT_GE(record.memory.num_ooms, 1u);
   EXPECT_EQ(record.step_seconds.size(), static_cast<std::size_t>(kOomStep));

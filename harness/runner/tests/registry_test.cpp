@@ -16,7 +16,7 @@ class NamedScenario : public Scenario {
   std::string name() const override { return name_; }
   std::string summary() const override { return "a scenario for registry tests"; }
   std::vector<VariantSpec> variants() const override {
-    return {{"broken", "fails", true}, {"fixed", "fits", false}};
+    return {{"broken", "fails", Expect::oom}, {"fixed", "fits", Expect::ok}};
   }
   std::string budget(Scale) const override { return "64MiB"; }
   int default_steps(Scale scale) const override { return scale == Scale::full ? 10 : 2; }

@@ -19,12 +19,12 @@ class RunnerTestScenario : public Scenario {
   std::string name() const override { return kRunnerTestScenario; }
   std::string summary() const override { return "runner test: one variant per outcome"; }
   std::vector<VariantSpec> variants() const override {
-    return {{"ok", "allocates within budget", false},
-            {"oom", "asks for more than the budget", true},
-            {"throws", "throws a plain exception", false},
-            {"segv", "raises SIGSEGV", false},
-            {"abort", "calls abort()", false},
-            {"exit", "exits without writing a record", false}};
+    return {{"ok", "allocates within budget", Expect::ok},
+            {"oom", "asks for more than the budget", Expect::oom},
+            {"throws", "throws a plain exception", Expect::ok},
+            {"segv", "raises SIGSEGV", Expect::ok},
+            {"abort", "calls abort()", Expect::ok},
+            {"exit", "exits without writing a record", Expect::ok}};
   }
   std::string budget(Scale) const override { return "64MiB"; }
   int default_steps(Scale) const override { return kRunnerTestSteps; }
