@@ -16,7 +16,7 @@ class RunContext {
  public:
   RunContext(Device& device, Scale scale, int steps);
 
-  Device& device() { return device_; }
+  Device& device() const { return device_; }
   memory::CachingAllocator& allocator() { return device_.allocator(); }
   Scale scale() const { return scale_; }
   int steps() const { return steps_; }

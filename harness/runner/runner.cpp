@@ -149,7 +149,8 @@ void fill_timing(RunRecord& record, const RunContext& context) {
   record.step_seconds = context.step_seconds();
   record.metrics = context.metrics();
   double seconds = std::accumulate(record.step_seconds.begin(), record.step_seconds.end(), 0.0);
-  if (!context.work_unit().empty() && seconds > 0) {
+  // dry does no work, so a rate there would be fiction.
+  if (!context.work_unit().empty() && seconds > 0 && !context.device().is_dry()) {
     record.throughput.value = context.work() / seconds;
     record.throughput.unit = context.work_unit();
   }

@@ -230,7 +230,9 @@ BatchLoader::BatchLoader(const LoaderOptions& options)
     throw std::runtime_error("data loader: workers did not report ready within 120 s (" +
                              std::string(worker_start_name(options.start)) + ")");
   }
+  // One line for the user: the first failure in full, then how many others failed.
   std::string failures;
+  int failed_workers = 0;
   bool forked_cuda_failure = false;
   for (int i = 0; i < options.workers; ++i) {
     process::Child& child = impl_->children[i];
@@ -238,13 +240,17 @@ BatchLoader::BatchLoader(const LoaderOptions& options)
     const process::ExitStatus status = child.wait();
     std::string report = child.report();
     forked_cuda_failure |= status.exited && status.code == kForkedCudaFailureExit && !report.empty();
-    failures += (failures.empty() ? "" : "; ") +
-                (report.empty() ? "worker " + std::to_string(i) + " (pid " + std::to_string(child.pid()) +
+    if (failed_workers++ > 0) continue;
+    failures = (report.empty() ? "worker " + std::to_string(i) + " (pid " + std::to_string(child.pid()) +
                                       ") ended at start-up: " + status.describe()
                                 : report + " [" + status.describe() + "]");
   }
-  if (!failures.empty()) {
+  if (failed_workers > 0) {
     control.stop = 1;
+    if (failed_workers > 1) {
+      failures += "; " + std::to_string(failed_workers - 1) + " more of " +
+                  std::to_string(options.workers) + " workers failed at start-up as well";
+    }
     const std::string message = "data loader: workers could not start (" + std::string(worker_start_name(options.start)) +
                                 "): " + failures;
     if (forked_cuda_failure) throw WorkerStartError(message);
