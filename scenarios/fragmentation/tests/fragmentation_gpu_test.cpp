@@ -3,7 +3,7 @@
 
 #include "harness/testing/require_gpu.hpp"
 #include "scenarios/fragmentation/fragmentation.hpp"
-#include "scenarios/fragmentation/tests/run_scenario.hpp"
+#include "harness/testing/run_scenario.hpp"
 
 namespace oomlab {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "harness/memory/tags.hpp"
 #include "scenarios/fragmentation/fragmentation.hpp"
-#include "scenarios/fragmentation/tests/run_scenario.hpp"
+#include "harness/testing/run_scenario.hpp"
 
 namespace oomlab {
 namespace {

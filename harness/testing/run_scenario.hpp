@@ -1,6 +1,7 @@
 // Runs one scenario variant in this process on a fresh device, with the scenario's own budget
 // and settings, and reports what happened: the trace and, on OOM, the error's numbers.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
