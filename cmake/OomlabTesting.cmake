@@ -23,5 +23,5 @@ function(oomlab_add_gtest name)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${label}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${extra_properties})
+    PROPERTIES LABELS "${label}" SKIP_REGULAR_EXPRESSION "[[]  SKIPPED ]" ${extra_properties})
 endfunction()
