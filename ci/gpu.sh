@@ -34,7 +34,7 @@ gpu_test_binaries() {  # test executables that contain GPU tests
 
 if want test; then
   step "ctest (all labels)"
-  ctest --test-dir "$build" -j "$jobs" --resource-spec-file ci/gpu-resources.json \
+  ctest --test-dir "$build" -j "$jobs" --resource-spec-file "$PWD/ci/gpu-resources.json" \
     --output-on-failure --output-junit "$out/ctest-junit.xml" >"$out/ctest.log" 2>&1 || fail ctest
   tail -n 15 "$out/ctest.log"
 fi
