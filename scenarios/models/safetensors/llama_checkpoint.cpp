@@ -1,0 +1,122 @@
+#include "scenarios/models/safetensors/llama_checkpoint.hpp"
+
+#include <stdexcept>
+
+#include "scenarios/models/safetensors/safetensors_writer.hpp"
+
+namespace oomlab::safetensors {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// One 64-bit hash gives two elements: (index / 2) is the counter, the half picks 32 bits.
+std::uint64_t stream_key(std::uint64_t seed, std::uint64_t tensor_index) {
+  return splitmix64(seed ^ splitmix64(tensor_index + 0x5851f42d4c957f2dull));
+}
+
+float value_from_bits(std::uint32_t bits, bool is_norm) {
+  // (signed 32-bit + 0.5) is never zero, so no element is exactly 0.
+  const float unit = (static_cast<float>(static_cast<std::int32_t>(bits)) + 0.5f) * (1.0f / 2147483648.0f);
+  return is_norm ? 1.0f + 0.1f * unit : 0.05f * unit;
+}
+
+}  // namespace
+
+std::int64_t LlamaShape::parameters() const {
+  const std::int64_t per_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden;
+  return 2 * vocab * hidden + layers * per_layer + hidden;
+}
+
+const std::vector<LlamaShape>& llama_presets() {
+  static const std::vector<LlamaShape> presets = {
+      {"llama-7b", 4096, 32, 32, 11008, 32000},
+      {"llama-small", 1024, 4, 16, 2816, 32000},
+      {"llama-tiny", 256, 2, 4, 688, 4096},
+  };
+  return presets;
+}
+
+const LlamaShape& llama_preset(const std::string& name) {
+  std::string known;
+  for (const LlamaShape& preset : llama_presets()) {
+    if (preset.name == name) return preset;
+    known += (known.empty() ? "" : ", ") + preset.name;
+  }
+  throw std::invalid_argument("unknown LLaMA preset '" + name + "' (known: " + known + ")");
+}
+
+std::vector<TensorEntry> llama_layout(const LlamaShape& s, DType dtype) {
+  std::vector<TensorEntry> tensors;
+  auto add = [&](std::string name, Shape shape) {
+    tensors.push_back(TensorEntry{std::move(name), dtype, std::move(shape), 0, 0});
+  };
+  add("model.embed_tokens.weight", {s.vocab, s.hidden});
+  for (std::int64_t layer = 0; layer < s.layers; ++layer) {
+    const std::string p = "model.layers." + std::to_string(layer) + ".";
+    add(p + "input_layernorm.weight", {s.hidden});
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+      add(p + "self_attn." + proj + ".weight", {s.hidden, s.hidden});
+    }
+    add(p + "post_attention_layernorm.weight", {s.hidden});
+    add(p + "mlp.gate_proj.weight", {s.ffn, s.hidden});
+    add(p + "mlp.up_proj.weight", {s.ffn, s.hidden});
+    add(p + "mlp.down_proj.weight", {s.hidden, s.ffn});
+  }
+  add("model.norm.weight", {s.hidden});
+  add("lm_head.weight", {s.vocab, s.hidden});
+  return assign_offsets(std::move(tensors));
+}
+
+bool is_norm_weight(const TensorEntry& entry) { return entry.shape.size() == 1; }
+
+float llama_value(std::uint64_t seed, std::uint64_t tensor_index, bool is_norm, std::uint64_t index) {
+  const std::uint64_t bits = splitmix64(stream_key(seed, tensor_index) + index / 2);
+  return value_from_bits(static_cast<std::uint32_t>(index % 2 ? bits >> 32 : bits), is_norm);
+}
+
+void fill_llama_values(std::uint64_t seed, std::uint64_t tensor_index, bool is_norm, DType dtype,
+                       std::uint64_t first, std::uint64_t count, void* dst) {
+  if (dtype != DType::f32 && dtype != DType::bf16) {
+    throw std::invalid_argument(std::string("fill_llama_values: f32 or bf16, not ") + dtype_name(dtype));
+  }
+  const std::uint64_t key = stream_key(seed, tensor_index);
+  auto* f32 = static_cast<float*>(dst);
+  auto* bf16 = static_cast<std::uint16_t*>(dst);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t index = first + i;
+    const std::uint64_t bits = splitmix64(key + index / 2);
+    const float value = value_from_bits(static_cast<std::uint32_t>(index % 2 ? bits >> 32 : bits), is_norm);
+    if (dtype == DType::f32) {
+      f32[i] = value;
+    } else {
+      bf16[i] = float_to_bf16_bits(value);
+    }
+  }
+}
+
+void generate_llama_checkpoint(const std::string& path, const LlamaShape& shape, DType dtype,
+                               std::uint64_t seed) {
+  const std::vector<TensorEntry> layout = llama_layout(shape, dtype);
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"oomlab_preset", shape.name},
+      {"oomlab_dtype", dtype_name(dtype)},
+      {"oomlab_seed", std::to_string(seed)},
+  };
+  // The writer hands back entries in layout order; their index is the value stream's key.
+  std::map<std::string, std::uint64_t> index_of;
+  for (std::size_t i = 0; i < layout.size(); ++i) index_of[layout[i].name] = i;
+  write_safetensors(path, layout, metadata,
+                    [&](const TensorEntry& entry, std::uint64_t offset, std::uint8_t* dst, std::size_t bytes) {
+                      const std::size_t element = dtype_size(entry.dtype);
+                      fill_llama_values(seed, index_of.at(entry.name), is_norm_weight(entry),
+                                        entry.dtype, offset / element, bytes / element, dst);
+                    });
+}
+
+}  // namespace oomlab::safetensors
