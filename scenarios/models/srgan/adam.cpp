@@ -1,0 +1,30 @@
+#include "scenarios/models/srgan/adam.hpp"
+
+#include "harness/memory/tags.hpp"
+#include "kernels/core/check.hpp"
+
+namespace oomlab::srgan {
+
+Adam::Adam(Device& device, std::vector<Parameter*> parameters, ops::AdamWConfig config)
+    : parameters_(std::move(parameters)), config_(config) {
+  OOMLAB_CHECK(config_.weight_decay == 0.0f, "srgan::Adam is plain Adam: weight_decay must be 0");
+  memory::TagScope tag(memory::Tag::optimizer);
+  for (const Parameter* p : parameters_) {
+    first_moments_.push_back(Tensor::zeros(device, p->value.shape(), DType::f32));
+    second_moments_.push_back(Tensor::zeros(device, p->value.shape(), DType::f32));
+  }
+}
+
+void Adam::step() {
+  ++step_;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    Parameter& p = *parameters_[i];
+    // With f32 parameters the master weights are the parameters themselves.
+    Tensor no_copy;
+    Tensor& master = p.master.defined() ? p.master : p.value;
+    Tensor& copy = p.master.defined() ? p.value : no_copy;
+    ops::adamw_step(master, copy, p.grad, first_moments_[i], second_moments_[i], config_, step_);
+  }
+}
+
+}  // namespace oomlab::srgan

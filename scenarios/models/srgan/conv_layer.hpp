@@ -1,0 +1,43 @@
+// One convolution with bias and its trainable parameters, the building block of both networks.
+// Allocations: value and master under Tag::weights, grad under Tag::grads (made once, when the
+// layer is built); the forward's output under whatever tag the caller's TagScope sets.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/core/tensor.hpp"
+
+namespace oomlab::srgan {
+
+// A trainable tensor: what the forward reads, its f32 master copy when that is not f32, and its
+// gradient (overwritten by each backward, like PyTorch's .grad after zero_grad).
+struct Parameter {
+  std::string name;
+  Tensor value;   // config dtype                    [weights]
+  Tensor master;  // f32, undefined when value is f32 [weights]
+  Tensor grad;    // value's dtype                   [grads]
+};
+
+struct ConvLayer {
+  Parameter weight;  // (K, R, S, C)
+  Parameter bias;    // (K)
+  ops::Conv2dParams params;
+
+  // y = conv(x) + bias, allocated here.
+  Tensor forward(const Tensor& x) const;
+  // dx for the forward's input shape, allocated here.
+  Tensor backward_data(const Tensor& dy, const Shape& x_shape) const;
+  // weight.grad and bias.grad from the forward's input and dy (overwritten).
+  void backward_weight(const Tensor& x, const Tensor& dy);
+};
+
+// Weights uniform in +-gain*sqrt(6 / fan_in) (Kaiming uniform for ReLU when gain = 1), bias in
+// +-1/sqrt(fan_in) (PyTorch's default), from `rng`. On dry the values are not generated (dry has
+// no storage), but the allocations are the same.
+ConvLayer make_conv_layer(Device& device, const std::string& name, int in_channels,
+                          int out_channels, int kernel, int stride, int padding, DType dtype,
+                          float gain, std::mt19937& rng);
+
+}  // namespace oomlab::srgan

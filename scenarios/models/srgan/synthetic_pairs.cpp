@@ -1,0 +1,117 @@
+#include "scenarios/models/srgan/synthetic_pairs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+
+#include "harness/memory/tags.hpp"
+#include "kernels/core/check.hpp"
+
+namespace oomlab::srgan {
+namespace {
+
+constexpr int kChannels = 3;
+constexpr int kUpscale = 4;
+constexpr int kRectangles = 4;
+
+}  // namespace
+
+std::vector<float> synthetic_image(std::uint32_t seed, int size) {
+  OOMLAB_CHECK(size >= 1, "synthetic_image: size must be >= 1, got " << size);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  auto colour = [&] { return std::array<float, 3>{unit(rng), unit(rng), unit(rng)}; };
+
+  // Background: a linear gradient between two colours along a random direction.
+  const auto from = colour(), to = colour();
+  const float angle = 6.2831853f * unit(rng);
+  const float dir_x = std::cos(angle), dir_y = std::sin(angle);
+  // Rectangles with sharp edges (corners in [0,1) image units).
+  struct Rect { float x0, y0, x1, y1; std::array<float, 3> rgb; };
+  std::vector<Rect> rects;
+  for (int i = 0; i < kRectangles; ++i) {
+    float ax = unit(rng), bx = unit(rng), ay = unit(rng), by = unit(rng);
+    rects.push_back({std::min(ax, bx), std::min(ay, by), std::max(ax, bx), std::max(ay, by), colour()});
+  }
+  // A disc of stripes: the high-frequency detail a 4x downsampling destroys.
+  const float cx = unit(rng), cy = unit(rng), radius = 0.15f + 0.25f * unit(rng);
+  const float frequency = 20.0f + 60.0f * unit(rng), stripe_angle = 3.1415926f * unit(rng);
+  const float sx = std::cos(stripe_angle), sy = std::sin(stripe_angle);
+  const auto stripe_colour = colour();
+
+  std::vector<float> image(static_cast<std::size_t>(size) * size * kChannels);
+  for (int y = 0; y < size; ++y) {
+    const float v = (y + 0.5f) / size;
+    for (int x = 0; x < size; ++x) {
+      const float u = (x + 0.5f) / size;
+      const float t = std::clamp(0.5f + (u - 0.5f) * dir_x + (v - 0.5f) * dir_y, 0.0f, 1.0f);
+      std::array<float, 3> rgb;
+      for (int c = 0; c < kChannels; ++c) rgb[c] = from[c] + (to[c] - from[c]) * t;
+      for (const Rect& r : rects) {
+        if (u >= r.x0 && u < r.x1 && v >= r.y0 && v < r.y1) rgb = r.rgb;
+      }
+      const float du = u - cx, dv = v - cy;
+      if (du * du + dv * dv < radius * radius) {
+        const float stripe = 0.5f + 0.5f * std::sin(frequency * (du * sx + dv * sy));
+        for (int c = 0; c < kChannels; ++c) rgb[c] = rgb[c] * (1.0f - stripe) + stripe_colour[c] * stripe;
+      }
+      float* pixel = &image[(static_cast<std::size_t>(y) * size + x) * kChannels];
+      for (int c = 0; c < kChannels; ++c) pixel[c] = rgb[c];
+    }
+  }
+  return image;
+}
+
+std::vector<float> box_downsample(const std::vector<float>& images, int count, int size, int factor) {
+  OOMLAB_CHECK(factor >= 1 && size % factor == 0,
+               "box_downsample: size " << size << " is not a multiple of factor " << factor);
+  OOMLAB_CHECK(images.size() == static_cast<std::size_t>(count) * size * size * kChannels,
+               "box_downsample: " << images.size() << " values for " << count << " images of " << size);
+  const int low = size / factor;
+  const float inv_area = 1.0f / static_cast<float>(factor * factor);
+  std::vector<float> out(static_cast<std::size_t>(count) * low * low * kChannels, 0.0f);
+  for (int n = 0; n < count; ++n)
+    for (int y = 0; y < size; ++y)
+      for (int x = 0; x < size; ++x)
+        for (int c = 0; c < kChannels; ++c) {
+          const std::size_t src = ((static_cast<std::size_t>(n) * size + y) * size + x) * kChannels + c;
+          const std::size_t dst = ((static_cast<std::size_t>(n) * low + y / factor) * low + x / factor) * kChannels + c;
+          out[dst] += images[src] * inv_area;
+        }
+  return out;
+}
+
+SyntheticPairs::SyntheticPairs(std::uint32_t seed, int low_res_size)
+    : seed_(seed), low_res_size_(low_res_size) {
+  OOMLAB_CHECK(low_res_size >= 1, "SyntheticPairs: low_res_size must be >= 1, got " << low_res_size);
+}
+
+ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t index, DType dtype) const {
+  OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::batch: batch_size must be >= 1, got " << batch_size);
+  const int high = high_res_size();
+  const Shape low_shape{batch_size, low_res_size_, low_res_size_, kChannels};
+  const Shape high_shape{batch_size, high, high, kChannels};
+  memory::TagScope tag(memory::Tag::data);
+  ImageBatch batch;
+  if (device.is_dry()) {
+    batch.low_res = Tensor::empty(device, low_shape, dtype);
+    batch.high_res = Tensor::empty(device, high_shape, dtype);
+    return batch;
+  }
+  std::vector<float> pixels;
+  pixels.reserve(static_cast<std::size_t>(shape_numel(high_shape)));
+  for (int n = 0; n < batch_size; ++n) {
+    // Image (index, n) has its own seed, so a batch does not depend on the batch size before it.
+    std::seed_seq image_seed{seed_, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(n)};
+    std::uint32_t s;
+    image_seed.generate(&s, &s + 1);
+    const std::vector<float> image = synthetic_image(s, high);
+    pixels.insert(pixels.end(), image.begin(), image.end());
+  }
+  batch.low_res = Tensor::from_host(device, low_shape, dtype, box_downsample(pixels, batch_size, high, kUpscale));
+  batch.high_res = Tensor::from_host(device, high_shape, dtype, pixels);
+  return batch;
+}
+
+}  // namespace oomlab::srgan

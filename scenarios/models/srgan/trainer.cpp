@@ -1,0 +1,97 @@
+#include "scenarios/models/srgan/trainer.hpp"
+
+#include "harness/memory/tags.hpp"
+#include "kernels/transformer/residual.hpp"
+#include "scenarios/models/srgan/losses.hpp"
+
+namespace oomlab::srgan {
+namespace {
+
+// [a; b] along the batch dim.
+Tensor concat_batches(const Tensor& a, const Tensor& b) {
+  Shape shape = a.shape();
+  shape[0] += b.dim(0);
+  Tensor both = Tensor::empty(a.device(), shape, a.dtype());
+  both.slice(0, a.dim(0)).copy_from(a);
+  both.slice(a.dim(0), shape[0]).copy_from(b);
+  return both;
+}
+
+}  // namespace
+
+SrganTrainer::SrganTrainer(Device& device, const SrganConfig& config,
+                           ops::AdamWConfig generator_optimizer,
+                           ops::AdamWConfig discriminator_optimizer, LossWeights weights)
+    : generator_(device, config),
+      discriminator_(device, config),
+      generator_adam_(device, generator_.parameters(), generator_optimizer),
+      discriminator_adam_(device, discriminator_.parameters(), discriminator_optimizer),
+      weights_(weights) {}
+
+SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& hooks) {
+  memory::TagScope tag(memory::Tag::activations);
+  SrganLosses losses;
+  const std::int64_t n = batch.high_res.dim(0);
+  GeneratorForward fake = generator_.forward_train(batch.low_res);
+
+  {  // Discriminator step: real and (detached) fake in one batch, one forward, one backward.
+    Tensor both = concat_batches(batch.high_res, fake.output);
+    DiscriminatorForward d_forward = discriminator_.forward(both);
+    both.reset();  // d_forward.input holds it while the backward may need it
+    const Tensor& logits = d_forward.logits;
+    LossTerm real_term = softplus_term(logits.slice(0, n), -1.0f, 1.0f);
+    LossTerm fake_term = softplus_term(logits.slice(n, 2 * n), 1.0f, 1.0f);
+    Tensor d_logits = concat_batches(real_term.gradient, fake_term.gradient);
+    losses.discriminator = read_scalar(real_term.value) + read_scalar(fake_term.value);
+    real_term = {};
+    fake_term = {};
+    discriminator_.backward(std::move(d_forward), d_logits, FeatureMaps{}, /*parameter_grads=*/true,
+                            /*input_grad=*/false);
+    discriminator_adam_.step();
+  }
+
+  {  // Generator step, against the updated discriminator.
+    FeatureMaps real_features = discriminator_.forward(batch.high_res).features;
+    if (hooks.on_real_features) hooks.on_real_features(real_features);
+    DiscriminatorForward d_fake = discriminator_.forward(fake.output);
+
+    FeatureMaps d_features;
+    for (int l = 0; l < kDiscriminatorLayers; ++l) {
+      LossTerm term = l1_term(d_fake.features[l], real_features[l], weights_.feature_matching);
+      losses.feature_matching += read_scalar(term.value);
+      d_features[l] = std::move(term.gradient);
+      real_features[l].reset();
+    }
+    LossTerm adversarial = softplus_term(d_fake.logits, -1.0f, weights_.adversarial);
+    losses.adversarial = read_scalar(adversarial.value);
+    Tensor d_output = discriminator_.backward(std::move(d_fake), adversarial.gradient, d_features,
+                                              /*parameter_grads=*/false, /*input_grad=*/true);
+    adversarial = {};
+    d_features = {};
+
+    LossTerm pixel = l1_term(fake.output, batch.high_res, weights_.pixel);
+    losses.pixel = read_scalar(pixel.value);
+    ops::residual_add(d_output, d_output, pixel.gradient);
+    pixel = {};
+    fake.output.reset();
+    generator_.backward(std::move(fake.saved), d_output);
+    generator_adam_.step();
+  }
+  losses.generator = weights_.pixel * losses.pixel + weights_.feature_matching * losses.feature_matching +
+                     weights_.adversarial * losses.adversarial;
+  return losses;
+}
+
+float train_generator_pixel_step(SrganGenerator& generator, Adam& adam, const ImageBatch& batch) {
+  memory::TagScope tag(memory::Tag::activations);
+  GeneratorForward fake = generator.forward_train(batch.low_res);
+  LossTerm pixel = l1_term(fake.output, batch.high_res, 1.0f);
+  const float loss = read_scalar(pixel.value);
+  fake.output.reset();
+  generator.backward(std::move(fake.saved), pixel.gradient);
+  pixel = {};
+  adam.step();
+  return loss;
+}
+
+}  // namespace oomlab::srgan
