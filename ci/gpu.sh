@@ -39,19 +39,34 @@ if want test; then
   tail -n 15 "$out/ctest.log"
 fi
 
+# One sanitizer pass over a test binary's GPU tests. API errors are not reported: tests that
+# provoke an OOM on purpose check those themselves. Library kernels (cuBLAS's nvjet) are left
+# out of racecheck: their async-copy barriers read as hazards there. A binary that never calls
+# CUDA under this filter is not an error.
+sanitize() {
+  local tool=$1 exe=$2 name log
+  name=$(basename "$exe"); log="$out/$tool-$name.log"
+  step "compute-sanitizer $tool $name"
+  local extra=()
+  [[ $tool == memcheck ]] && extra=(--report-api-errors no --leak-check full)
+  [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=nvjet)
+  compute-sanitizer --tool "$tool" --error-exitcode 99 "${extra[@]}" "$exe" \
+    --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' >"$log" 2>&1
+  local rc=$?
+  if grep -q "terminated before first instrumented API call" "$log"; then
+    echo "   (no CUDA calls under this filter)" | tee -a "$out/summary.log"
+  elif ((rc == 99)); then fail "$tool $name: sanitizer errors"
+  elif ((rc != 0)); then fail "$tool $name: tests failed (exit $rc)"
+  fi
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1
+}
+
 if want sanitize; then
   for exe in $(gpu_test_binaries); do
-    name=$(basename "$exe")
-    step "compute-sanitizer memcheck $name"
-    compute-sanitizer --tool memcheck --error-exitcode 99 "$exe" --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' \
-      >"$out/memcheck-$name.log" 2>&1 || fail "memcheck $name"
-    tail -n 3 "$out/memcheck-$name.log"
-    if [[ "$name" == *attention* || "$name" == *conv* || "$name" == *transformer* ]]; then
-      step "compute-sanitizer racecheck $name"
-      compute-sanitizer --tool racecheck --error-exitcode 99 "$exe" --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' \
-        >"$out/racecheck-$name.log" 2>&1 || fail "racecheck $name"
-      tail -n 3 "$out/racecheck-$name.log"
-    fi
+    sanitize memcheck "$exe"
+    case "$(basename "$exe")" in
+      *attention* | *conv* | *transformer* | *core*) sanitize racecheck "$exe" ;;
+    esac
   done
 fi
 
@@ -60,7 +75,7 @@ if want bench; then
     name=$(basename "$exe")
     step "benchmark $name"
     "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
-      --benchmark_repetitions="${OOMLAB_BENCH_REPS:-5}" --benchmark_report_aggregates_only=true \
+      --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
       >"$out/$name.log" 2>&1 || fail "benchmark $name"
     tail -n 40 "$out/$name.log"
   done

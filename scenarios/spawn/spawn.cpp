@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <thread>
 #include <random>
 #include <stdexcept>
 
@@ -62,7 +63,17 @@ void measure_worker_contexts(const BatchLoader& loader, Device& device, std::siz
   m.device_growth_bytes = used_after > used_before ? used_after - used_before : 0;
   std::vector<int> pids = m.worker_pids;
   pids.push_back(static_cast<int>(::getpid()));
-  if (auto per_process = spawn_cuda::nvml_process_bytes(pids)) {
+  // NVML lists a new context a little after the process made it: poll until every worker that
+  // reported a context is listed (or 2 s pass), so the count is never a race.
+  auto per_process = spawn_cuda::nvml_process_bytes(pids);
+  for (int attempt = 0; per_process && attempt < 40; ++attempt) {
+    int listed = 0;
+    for (int pid : m.worker_pids) listed += per_process->count(pid) ? 1 : 0;
+    if (listed >= reported) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    per_process = spawn_cuda::nvml_process_bytes(pids);
+  }
+  if (per_process) {
     m.memory_method = "nvml";
     m.contexts_created = 1;
     for (std::size_t i = 0; i < m.worker_pids.size(); ++i) {

@@ -235,6 +235,7 @@ TEST(TransformerGpu, LossScalingAndQuantisation) {
     Pair bad = values_pair({100}, dtype, with_inf);
     unscale_and_check({g.cuda, bad.cuda}, 0.5f, flag.cuda);
     EXPECT_TRUE(read_found_inf(flag.cuda));
+    unscale_and_check({g.host}, 0.5f, flag.host);  // g.cuda was unscaled too: keep the pair equal
     with_inf[57] = std::nanf("");
     Pair nan = values_pair({100}, dtype, with_inf);
     unscale_and_check({nan.cuda}, 0.5f, flag.cuda);
