@@ -22,7 +22,7 @@ export OOMLAB_GIT_COMMIT="${OOMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null 
 
 if want build; then
   step "configure + build (cuda preset)"
-  { cmake --preset cuda && cmake --build --preset cuda -j "$jobs"; } >"$out/build.log" 2>&1 || fail build
+  { cmake --preset cuda && cmake --build --preset cuda -j "$jobs" -- -k 0; } >"$out/build.log" 2>&1 || fail build
   tail -n 30 "$out/build.log"
 fi
 
