@@ -36,7 +36,7 @@ const std::vector<LlamaShape>& llama_presets() {
   static const std::vector<LlamaShape> presets = {
       {"llama-7b", 4096, 32, 32, 11008, 32000},
       {"llama-small", 1024, 4, 16, 2816, 32000},
-      {"llama-tiny", 256, 2, 4, 688, 4096},
+      {"llama-tiny", 256, 2, 4, 688, 2048},
   };
   return presets;
 }

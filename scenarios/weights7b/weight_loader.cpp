@@ -1,0 +1,206 @@
+#include "scenarios/weights7b/weight_loader.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "kernels/transformer/cast.hpp"
+#include "kernels/transformer/quantize.hpp"
+#include "scenarios/weights7b/staging_ring.hpp"
+
+namespace oomlab::scenarios::weights7b {
+namespace {
+
+std::int64_t row_length(const TensorEntry& entry) {
+  if (entry.shape.size() >= 2) return entry.shape.back();
+  return std::max<std::int64_t>(1, entry.numel());  // a norm weight is one row
+}
+
+bool is_quantised(WeightFormat format, const TensorEntry& entry) {
+  return format == WeightFormat::int8_rowwise && entry.shape.size() == 2;
+}
+
+// The copy stream, both ring slots' host buffers and the events that order them. Its destructor
+// waits for copies still reading the pinned buffers before they are freed, also on an exception.
+struct CopyPipeline {
+  CopyPipeline(Device& device, std::size_t chunk_bytes)
+      : device(device),
+        host_slot0(device.kind(), chunk_bytes),
+        host_slot1(device.kind(), chunk_bytes),
+        host_copied{StreamEvent(device.kind()), StreamEvent(device.kind())},
+        slot_consumed{StreamEvent(device.kind()), StreamEvent(device.kind())},
+        handover(device.kind()),
+        copy_stream(device.create_stream()) {}
+  ~CopyPipeline() {
+    try {
+      for (const StreamEvent& event : host_copied) event.synchronize();
+      device.destroy_stream(copy_stream);
+    } catch (...) {
+      // After a device error the context is unusable anyway; nothing more to release safely.
+    }
+  }
+  HostStaging& host_slot(std::size_t slot) { return slot == 0 ? host_slot0 : host_slot1; }
+
+  Device& device;
+  HostStaging host_slot0, host_slot1;  // pinned on cuda
+  StreamEvent host_copied[2];          // the h2d copy out of host slot i has finished
+  StreamEvent slot_consumed[2];        // the kernel reading device slot i has finished
+  StreamEvent handover;                // orders the two streams at the start and the end
+  memory::StreamHandle copy_stream;
+};
+
+}  // namespace
+
+std::size_t LoadedWeights::bytes() const {
+  std::size_t total = 0;
+  for (const auto& [name, tensor] : tensors) total += tensor.nbytes();
+  for (const auto& [name, tensor] : scales) total += tensor.nbytes();
+  return total;
+}
+
+std::size_t device_staging_bytes(const CheckpointSource& source, WeightFormat format,
+                                 std::size_t chunk_bytes) {
+  const bool direct = source.uniform_dtype() == DType::bf16 && format == WeightFormat::bf16;
+  return direct ? 0 : 2 * chunk_bytes;
+}
+
+LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& source,
+                                        LoadStats& stats) {
+  if (source.uniform_dtype() != DType::f32) {
+    throw std::invalid_argument(source.label() + ": the whole-file load reads an f32 checkpoint");
+  }
+  const std::uint64_t bytes = source.data_bytes();
+  stats = LoadStats{};
+
+  // 1. The whole file into pageable host memory (what torch.load / load_file(device="cpu") do).
+  std::unique_ptr<std::uint8_t[]> host_copy;
+  if (source.has_data()) {
+    host_copy.reset(new std::uint8_t[bytes]);
+    std::copy_n(source.data(source.tensors().front()), bytes, host_copy.get());
+  }
+
+  // 2. Every f32 byte to the device in one upload: 4 bytes per parameter.
+  memory::TagScope tag(memory::Tag::weights);
+  Tensor all_f32 = Tensor::empty(device, {static_cast<std::int64_t>(bytes / 4)}, DType::f32);
+  if (host_copy) all_f32.copy_from_host(host_copy.get(), bytes);
+  host_copy.reset();
+
+  // 3. A bf16 copy of each tensor, cast on the device: 2 more bytes per parameter while the f32
+  //    upload is still alive. THIS is the 6 bytes/param peak.
+  LoadedWeights result;
+  for (const TensorEntry& entry : source.tensors()) {
+    Tensor weight = Tensor::empty(device, entry.shape, DType::bf16);
+    const Tensor f32_view = all_f32.slice(static_cast<std::int64_t>(entry.begin / 4),
+                                          static_cast<std::int64_t>(entry.end / 4));
+    ops::cast(weight, f32_view);
+    result.tensors.emplace(entry.name, std::move(weight));
+  }
+  device.synchronize();
+  stats.file_bytes = bytes;
+  stats.chunks = source.tensors().size();
+  return result;
+}
+
+LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
+                          std::size_t chunk_bytes, LoadStats& stats) {
+  const DType file_dtype = source.uniform_dtype();
+  if (!is_floating(file_dtype)) {
+    throw std::invalid_argument(source.label() + ": weights must be f32, bf16 or f16, not " +
+                                dtype_name(file_dtype));
+  }
+  const std::size_t element = dtype_size(file_dtype);
+  if (chunk_bytes == 0 || chunk_bytes % element != 0) {
+    throw std::invalid_argument("stream_load: chunk of " + std::to_string(chunk_bytes) +
+                                " bytes is not a positive multiple of the element size");
+  }
+  const std::int64_t chunk_elements = static_cast<std::int64_t>(chunk_bytes / element);
+  for (const TensorEntry& entry : source.tensors()) {
+    if (row_length(entry) > chunk_elements) {
+      throw std::invalid_argument(source.label() + ": tensor '" + entry.name + "' has rows of " +
+                                  std::to_string(row_length(entry)) + " elements, more than a " +
+                                  std::to_string(chunk_bytes) + "-byte staging chunk holds");
+    }
+  }
+  // A bf16 file needs no conversion: chunks go straight from pinned memory into the weights.
+  const bool direct = file_dtype == DType::bf16 && format == WeightFormat::bf16;
+  stats = LoadStats{};
+  stats.host_staging_bytes = 2 * chunk_bytes;
+  stats.device_staging_bytes = device_staging_bytes(source, format, chunk_bytes);
+
+  CopyPipeline pipe(device, chunk_bytes);
+  const memory::StreamHandle compute = device.stream();
+  Tensor device_slot[2];
+  if (!direct) {
+    memory::TagScope tag(memory::Tag::workspace);
+    for (Tensor& slot : device_slot) slot = Tensor::empty(device, {chunk_elements}, file_dtype);
+  }
+  // Blocks freed on the compute stream before the load may still be in use there.
+  pipe.handover.record(compute);
+  pipe.handover.make_stream_wait(pipe.copy_stream);
+
+  memory::TagScope tag(memory::Tag::weights);
+  LoadedWeights result;
+  std::size_t chunk_index = 0;
+  for (const TensorEntry& entry : source.tensors()) {
+    const bool quantised = is_quantised(format, entry);
+    Tensor weight = Tensor::empty(device, entry.shape, quantised ? DType::i8 : DType::bf16);
+    Tensor scales;
+    if (quantised) scales = Tensor::empty(device, {entry.shape[0]}, DType::f32);
+    // The copy stream writes the weight directly: the allocator must not hand its block to
+    // the compute stream again before those copies are done.
+    if (direct && entry.numel() > 0) device.allocator().record_stream(weight.data(), pipe.copy_stream);
+    const Tensor flat_weight = weight.view({entry.numel()});
+    const std::int64_t cols = row_length(entry);
+    const std::int64_t rows = entry.numel() / cols;
+    const std::int64_t rows_per_chunk = chunk_elements / cols;
+    const std::uint8_t* file_bytes = source.data(entry);
+
+    for (std::int64_t r0 = 0; r0 < rows; r0 += rows_per_chunk, ++chunk_index) {
+      const std::int64_t r1 = std::min(rows, r0 + rows_per_chunk);
+      const std::int64_t first = r0 * cols, count = (r1 - r0) * cols;
+      const std::size_t bytes = static_cast<std::size_t>(count) * element;
+      const std::size_t slot = chunk_index % 2;
+      HostStaging& host = pipe.host_slot(slot);
+
+      pipe.host_copied[slot].synchronize();  // the copy that last read this host slot is done
+      if (file_bytes) parallel_memcpy(host.data(), file_bytes + first * element, bytes);
+      if (direct) {
+        auto* target = static_cast<std::uint8_t*>(weight.data()) + first * element;
+        device.copy_async(target, host.data(), bytes, CopyKind::host_to_device, pipe.copy_stream);
+        pipe.host_copied[slot].record(pipe.copy_stream);
+        continue;
+      }
+      pipe.slot_consumed[slot].make_stream_wait(pipe.copy_stream);  // its last reader is done
+      device.copy_async(device_slot[slot].data(), host.data(), bytes, CopyKind::host_to_device,
+                        pipe.copy_stream);
+      pipe.host_copied[slot].record(pipe.copy_stream);
+      pipe.host_copied[slot].make_stream_wait(compute);
+      const Tensor staged = device_slot[slot].slice(0, count);
+      if (quantised) {
+        Tensor q_rows = weight.slice(r0, r1);
+        Tensor scale_rows = scales.slice(r0, r1);
+        ops::quantize_int8_rowwise(q_rows, scale_rows, staged.view({r1 - r0, cols}));
+      } else {
+        Tensor target = flat_weight.slice(first, first + count);
+        ops::cast(target, staged);
+      }
+      pipe.slot_consumed[slot].record(compute);
+    }
+    stats.file_bytes += entry.bytes();
+    result.tensors.emplace(entry.name, std::move(weight));
+    if (quantised) result.scales.emplace(entry.name, std::move(scales));
+  }
+  stats.chunks = chunk_index;
+
+  // The weights are ready for compute-stream work once the copy stream's last copy is done.
+  pipe.handover.record(pipe.copy_stream);
+  pipe.handover.make_stream_wait(compute);
+  for (Tensor& slot : device_slot) {
+    if (slot.defined()) device.allocator().record_stream(slot.data(), pipe.copy_stream);
+    slot.reset();
+  }
+  device.synchronize();
+  return result;
+}
+
+}  // namespace oomlab::scenarios::weights7b
