@@ -1,0 +1,184 @@
+#include "scenarios/srgan_leak/srgan_leak.hpp"
+
+#include <stdexcept>
+
+#include "harness/leak/leak_detector.hpp"
+#include "harness/leak/leak_metrics.hpp"
+#include "harness/memory/oom_error.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/memory/tags.hpp"
+#include "harness/runner/run_context.hpp"
+#include "kernels/conv/reduce.hpp"
+#include "scenarios/models/srgan/losses.hpp"
+#include "scenarios/models/srgan/synthetic_pairs.hpp"
+
+namespace oomlab::scenarios {
+namespace {
+
+const char* const kBroken = "broken";
+const char* const kFixed = "fixed";
+const char* const kLeakSite = "epoch_stats.append(real_features)";
+constexpr std::uint32_t kDataSeed = 2024;
+
+using LayerMeans = std::array<float, srgan::kDiscriminatorLayers>;
+
+// One layer's mean activation as a host float: PyTorch's `feature.mean().item()`.
+float layer_mean(const Tensor& feature) {
+  memory::TagScope tag(memory::Tag::activations);
+  Tensor mean = Tensor::empty(feature.device(), {1}, DType::f32);
+  ops::mean(feature, mean);
+  return srgan::read_scalar(mean);
+}
+
+// A device copy of the maps under Tag::retained: what `epoch_stats.append(features)` keeps alive
+// (the copy gives the kept bytes their own tag, so the leak has a name in every report).
+srgan::FeatureMaps keep_on_device(const srgan::FeatureMaps& features) {
+  memory::TagScope tag(memory::Tag::retained);
+  srgan::FeatureMaps kept;
+  for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) {
+    kept[l] = Tensor::empty(features[l].device(), features[l].shape(), features[l].dtype());
+    kept[l].copy_from(features[l]);
+  }
+  return kept;
+}
+
+}  // namespace
+
+SrganLeakPlan srgan_leak_plan(Scale scale) {
+  SrganLeakPlan plan;
+  switch (scale) {
+    case Scale::tiny:
+      plan.model = srgan::SrganConfig::tiny();
+      plan.batch_size = 4;
+      plan.low_res_size = 16;
+      plan.iterations_per_epoch = 12;
+      break;
+    case Scale::small:
+      plan.model = srgan::SrganConfig::full();
+      plan.batch_size = 4;
+      plan.low_res_size = 64;
+      plan.iterations_per_epoch = 12;
+      break;
+    case Scale::full:
+      plan.model = srgan::SrganConfig::full();
+      plan.batch_size = 4;
+      plan.low_res_size = 256;
+      plan.iterations_per_epoch = 12;
+      break;
+  }
+  plan.epochs = 2;
+  // The loop's step boundaries are exact (fixed shapes, no data-dependent allocations), so a
+  // shorter window than the default is safe: a leak is confirmed at the 10th boundary (step 9),
+  // three steps before the first epoch ends.
+  plan.detector.window = 12;
+  plan.detector.floor_span = 2;
+  plan.detector.min_floor_points = 8;
+  return plan;
+}
+
+void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history) {
+  if (variant != kBroken && variant != kFixed) {
+    throw std::invalid_argument("srgan_leak: unknown variant '" + variant + "'");
+  }
+  const SrganLeakPlan plan = srgan_leak_plan(context.scale());
+  Device& device = context.device();
+  leak::LeakDetector detector(context.allocator(), plan.detector);
+  SrganLeakHistory local;
+  SrganLeakHistory& out = history ? *history : local;
+
+  srgan::SrganTrainer trainer(device, plan.model);
+  const srgan::SyntheticPairs data(kDataSeed, plan.low_res_size);
+
+  // The epoch statistic both variants report: each layer's mean activation over the iterations.
+  std::vector<srgan::FeatureMaps> epoch_stats;  // broken: the real features, on the device
+  LayerMeans layer_sums{};                       // fixed: host scalars
+  int iterations_seen = 0;
+  srgan::TrainHooks hooks;
+  if (variant == kBroken) {
+    hooks.on_real_features = [&](const srgan::FeatureMaps& real_features) {
+      // THE BUG: the device tensors outlive the step, every step.
+      leak::LeakSite site(detector, kLeakSite);
+      epoch_stats.push_back(keep_on_device(real_features));
+      out.retained_bytes_per_iteration = 0;
+      for (const Tensor& f : real_features) out.retained_bytes_per_iteration += f.nbytes();
+    };
+  } else {
+    hooks.on_real_features = [&](const srgan::FeatureMaps& real_features) {
+      // THE FIX: reduce now, keep host scalars, let the features go with the step.
+      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) layer_sums[l] += layer_mean(real_features[l]);
+      ++iterations_seen;
+    };
+  }
+  auto epoch_statistics = [&]() {
+    LayerMeans means{};
+    if (variant == kBroken) {  // what the list was kept for: computed from every kept map
+      LayerMeans sums{};
+      for (const srgan::FeatureMaps& maps : epoch_stats) {
+        for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) sums[l] += layer_mean(maps[l]);
+      }
+      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = sums[l] / static_cast<float>(epoch_stats.size());
+    } else {
+      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = layer_sums[l] / static_cast<float>(iterations_seen);
+    }
+    return means;
+  };
+
+  bool leak_noted = false;
+  try {
+    for (int step = 0; step < context.steps(); ++step) {
+      context.begin_step(step);
+      {
+        srgan::ImageBatch batch = data.batch(device, plan.batch_size, step, plan.model.dtype);
+        out.losses.push_back(trainer.train_step(batch, hooks));
+      }
+      context.add_work(plan.batch_size, "images/s");
+      context.end_step();
+      // A step boundary: the step's activations and batch are gone; what is left stays.
+      const leak::LeakVerdict& verdict = detector.sample(step);
+      if (verdict.leak && !leak_noted) {
+        context.note("srgan_leak/" + variant + ": " + verdict.describe());
+        leak_noted = true;
+      }
+      if ((step + 1) % plan.iterations_per_epoch == 0) out.epoch_layer_means.push_back(epoch_statistics());
+    }
+  } catch (const memory::OomError& error) {
+    leak::record_leak_metrics(detector, context);
+    detector.rethrow(error);
+  }
+  leak::record_leak_metrics(detector, context);
+}
+
+std::string SrganLeakScenario::summary() const {
+  return "SR-GAN keeps the discriminator's real features for epoch statistics: +feature bytes every step";
+}
+
+std::vector<VariantSpec> SrganLeakScenario::variants() const {
+  return {
+      {kBroken, "appends the real batch's feature maps (device tensors) to a list every iteration", Expect::oom},
+      {kFixed, "reduces each feature map to its mean at once and keeps host scalars", Expect::ok},
+  };
+}
+
+std::string SrganLeakScenario::budget(Scale scale) const {
+  switch (scale) {
+    // Chosen so the broken run's peak passes the budget in the second epoch (step 15 on tiny,
+    // 16 on small, 14 on full) while fixed fits with room to spare (4 MiB, 366 MiB, 4.81 GiB).
+    case Scale::tiny: return "7MiB";
+    case Scale::small: return "850MiB";
+    case Scale::full: return "rtx3060-12g";
+  }
+  throw std::invalid_argument("unknown scale");
+}
+
+int SrganLeakScenario::default_steps(Scale scale) const {
+  const SrganLeakPlan plan = srgan_leak_plan(scale);
+  return plan.iterations_per_epoch * plan.epochs;
+}
+
+void SrganLeakScenario::run(const std::string& variant, RunContext& context) const {
+  train_srgan_leak(variant, context);
+}
+
+OOMLAB_REGISTER_SCENARIO(SrganLeakScenario);
+
+}  // namespace oomlab::scenarios

@@ -1,0 +1,44 @@
+// The SR-GAN leak on a real GPU at small scale: the same story, the same allocator events as dry.
+#include <gtest/gtest.h>
+
+#include "harness/testing/require_gpu.hpp"
+#include "harness/testing/run_scenario.hpp"
+#include "scenarios/srgan_leak/srgan_leak.hpp"
+
+namespace oomlab {
+namespace {
+
+using testing::run_scenario;
+
+TEST(SrganLeakGpu, BrokenOomsWithDiagnosisLeakOnCuda) {
+  OOMLAB_REQUIRE_GPU();
+  const auto plan = scenarios::srgan_leak_plan(Scale::small);
+  const auto outcome = run_scenario("srgan_leak", "broken", DeviceKind::cuda, Scale::small);
+  ASSERT_TRUE(outcome.oom.has_value());
+  EXPECT_EQ(outcome.oom->diagnosis, memory::Diagnosis::leak);
+  EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 30.0 * 1024 * 1024);  // 16+8+4+2 MiB
+  EXPECT_LT(outcome.metrics.at("leak_detected_at_step"), plan.iterations_per_epoch - 1);
+}
+
+TEST(SrganLeakGpu, FixedIsFlatOnCuda) {
+  OOMLAB_REQUIRE_GPU();
+  const auto outcome = run_scenario("srgan_leak", "fixed", DeviceKind::cuda, Scale::small);
+  EXPECT_FALSE(outcome.oom.has_value());
+  EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 0.0);
+}
+
+TEST(SrganLeakGpu, CudaMakesTheSameAllocatorEventsAsDry) {
+  OOMLAB_REQUIRE_GPU();
+  for (const char* variant : {"broken", "fixed"}) {
+    const auto cuda = run_scenario("srgan_leak", variant, DeviceKind::cuda, Scale::small);
+    const auto dry = run_scenario("srgan_leak", variant, DeviceKind::dry, Scale::small);
+    ASSERT_EQ(cuda.events.size(), dry.events.size()) << variant;
+    for (std::size_t i = 0; i < cuda.events.size(); ++i) {
+      ASSERT_TRUE(cuda.events[i].same_as(dry.events[i])) << variant << ": event " << i;
+    }
+    EXPECT_EQ(cuda.stats.allocated.peak, dry.stats.allocated.peak) << variant;
+  }
+}
+
+}  // namespace
+}  // namespace oomlab
