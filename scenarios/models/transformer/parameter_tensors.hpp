@@ -1,0 +1,72 @@
+// Every parameter tensor of the transformer in one struct, llm.c style: layer tensors are stacked
+// with a leading L dimension and sliced per layer. The same struct holds the parameters the
+// forward reads, their gradients, the f32 master copy and the AdamW moments; the table
+// parameter_specs() gives each member's shape, so sizes are computed in one place.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels/core/tensor.hpp"
+#include "scenarios/models/transformer/transformer_config.hpp"
+
+namespace oomlab::model {
+
+struct ParameterTensors {
+  Tensor wte;          // (V, C)       token embedding (gpt2: also the LM head, tied)
+  Tensor wpe;          // (maxT, C)    gpt2: learned positions
+  Tensor ln1_w;        // (L, C)       LayerNorm / RMSNorm weight before attention
+  Tensor ln1_b;        // (L, C)       gpt2
+  Tensor qkv_w;        // (L, 3C, C)   fused q, k, v projection (PyTorch Linear layout: out, in)
+  Tensor qkv_b;        // (L, 3C)      gpt2
+  Tensor attn_proj_w;  // (L, C, C)    attention output projection
+  Tensor attn_proj_b;  // (L, C)       gpt2
+  Tensor ln2_w;        // (L, C)       norm before the MLP
+  Tensor ln2_b;        // (L, C)       gpt2
+  Tensor fc_w;         // (L, F, C)    gpt2: MLP up (then GELU); llama: gate (w1)
+  Tensor fc_b;         // (L, F)       gpt2
+  Tensor up_w;         // (L, F, C)    llama: up (w3)
+  Tensor proj_w;       // (L, C, F)    MLP down (gpt2 c_proj, llama w2)
+  Tensor proj_b;       // (L, C)       gpt2
+  Tensor lnf_w;        // (C)          final norm
+  Tensor lnf_b;        // (C)          gpt2
+  Tensor lm_head;      // (V, C)       llama (gpt2 ties it to wte)
+};
+
+enum class InitKind { normal, residual_normal, ones, zeros };
+
+struct ParameterSpec {
+  const char* name;
+  Tensor ParameterTensors::*member;
+  Shape shape;
+  // True for a weight that is only the B operand of matmuls: its gradient comes from
+  // matmul_backward in the compute dtype. Everything else (norms, biases, embeddings) gets an
+  // f32 gradient, as those ops accumulate in f32.
+  bool matmul_weight;
+  InitKind init;
+};
+
+// The tensors this style has, in allocation order.
+std::vector<ParameterSpec> parameter_specs(const TransformerConfig& config);
+std::size_t parameter_elements(const TransformerConfig& config);
+
+// Dtype of each tensor's gradient in a precision mode (see ParameterSpec::matmul_weight).
+DType gradient_dtype(const ParameterSpec& spec, Precision precision);
+
+// Allocates every tensor of the table (tag from the current TagScope), dtype chosen per spec.
+template <class DtypeFn>
+ParameterTensors allocate_parameters(Device& device, const TransformerConfig& config, DtypeFn dtype_of) {
+  ParameterTensors tensors;
+  for (const ParameterSpec& spec : parameter_specs(config)) {
+    tensors.*spec.member = Tensor::empty(device, spec.shape, dtype_of(spec));
+  }
+  return tensors;
+}
+
+// The defined tensors of a struct in table order (for loops over all parameters).
+std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const TransformerConfig& config);
+
+// Layer `layer` of a stacked (L, ...) tensor, without the leading dimension; shares storage.
+Tensor layer_slice(const Tensor& stacked, std::int64_t layer);
+
+}  // namespace oomlab::model

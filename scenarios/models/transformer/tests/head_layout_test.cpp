@@ -1,0 +1,58 @@
+// The head layout permutes on host: hand-checked positions, round trip, dtype casts, bad shapes.
+#include <gtest/gtest.h>
+
+#include "kernels/core/host_values.hpp"
+#include "kernels/testing/random_fill.hpp"
+#include "scenarios/models/transformer/head_layout.hpp"
+#include "scenarios/models/transformer/tests/test_support.hpp"
+
+namespace oomlab::model {
+namespace {
+
+constexpr std::int64_t B = 2, T = 3, H = 2, D = 4, C = H * D;
+
+TEST(HeadLayout, SplitsQkvIntoHeadsAtTheRightPositions) {
+  Device device(DeviceKind::host, testing::unlimited_config());
+  const std::vector<float> values = oomlab::testing::random_values(B * T * 3 * C, 1);
+  Tensor qkv = Tensor::from_host(device, {B, T, 3 * C}, DType::f32, values);
+  Tensor q = Tensor::empty(device, {B, H, T, D}, DType::f32);
+  Tensor k = Tensor::empty(device, {B, H, T, D}, DType::f32);
+  Tensor v = Tensor::empty(device, {B, H, T, D}, DType::f32);
+  heads_from_tokens({&q, &k, &v}, qkv);
+  const std::vector<float> qv = q.to_host_f32(), kv = k.to_host_f32(), vv = v.to_host_f32();
+  // b=1, t=2, head 1, d=3: token-major offset (b*T + t)*3C + s*C + h*D + d.
+  const std::size_t head_index = ((1 * H + 1) * T + 2) * D + 3;
+  const std::size_t token_base = (1 * T + 2) * 3 * C + 1 * D + 3;
+  EXPECT_EQ(qv[head_index], values[token_base]);
+  EXPECT_EQ(kv[head_index], values[token_base + C]);
+  EXPECT_EQ(vv[head_index], values[token_base + 2 * C]);
+}
+
+TEST(HeadLayout, MergeInvertsSplitAndCastsOnTheWay) {
+  Device device(DeviceKind::host, testing::unlimited_config());
+  const std::vector<float> values = oomlab::testing::random_values(B * T * C, 2);
+  Tensor tokens = Tensor::from_host(device, {B, T, C}, DType::f32, values);
+  Tensor heads = Tensor::empty(device, {B, H, T, D}, DType::bf16);
+  heads_from_tokens({&heads}, tokens);
+  Tensor back = Tensor::empty(device, {B, T, C}, DType::f32);
+  tokens_from_heads(back, {&heads});
+  const std::vector<float> round_trip = back.to_host_f32();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(round_trip[i], round_to_dtype(values[i], DType::bf16)) << i;
+  }
+}
+
+TEST(HeadLayout, BadShapesThrow) {
+  Device device(DeviceKind::host, testing::unlimited_config());
+  Tensor tokens = Tensor::zeros(device, {B, T, 3 * C}, DType::f32);
+  Tensor q = Tensor::empty(device, {B, H, T, D}, DType::f32);
+  Tensor wrong = Tensor::empty(device, {B, H, T, D + 1}, DType::f32);
+  EXPECT_THROW(heads_from_tokens({&q}, tokens), std::invalid_argument);  // 3C needs 3 tensors
+  EXPECT_THROW(heads_from_tokens({&q, &q, &wrong}, tokens), std::invalid_argument);
+  EXPECT_THROW(heads_from_tokens({}, tokens), std::invalid_argument);
+  Tensor ints = Tensor::zeros(device, {B, T, C}, DType::i32);
+  EXPECT_THROW(tokens_from_heads(ints, {&q}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oomlab::model

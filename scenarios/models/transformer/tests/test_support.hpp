@@ -1,0 +1,54 @@
+// Shared pieces of the transformer model tests: a host device, seeded token batches, and
+// parameters re-randomised so no bias or norm weight is a trivial 0 or 1.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "harness/device/device.hpp"
+#include "kernels/testing/random_fill.hpp"
+#include "scenarios/models/transformer/trainer.hpp"
+#include "scenarios/models/transformer/transformer.hpp"
+
+namespace oomlab::model::testing {
+
+inline memory::AllocatorConfig unlimited_config() {
+  memory::AllocatorConfig config;
+  config.budget = std::size_t{8} << 30;
+  return config;
+}
+
+inline MicroBatch random_batch(Device& device, const TransformerConfig& config, std::int64_t batch,
+                               std::int64_t seq, std::uint32_t seed) {
+  const auto n = static_cast<std::size_t>(batch * seq);
+  return MicroBatch{
+      Tensor::from_host(device, {batch, seq}, DType::i32, oomlab::testing::random_indices(n, config.vocab, seed)),
+      Tensor::from_host(device, {batch, seq}, DType::i32,
+                        oomlab::testing::random_indices(n, config.vocab, seed + 1))};
+}
+
+// Rows [begin, end) of a batch (a micro-batch of it), copied.
+inline MicroBatch batch_rows(Device& device, const MicroBatch& full, std::int64_t begin, std::int64_t end) {
+  auto rows = [&](const Tensor& t) {
+    Tensor part = Tensor::empty(device, {end - begin, t.dim(1)}, DType::i32);
+    part.copy_from(t.slice(begin, end));
+    return part;
+  };
+  return MicroBatch{rows(full.tokens), rows(full.targets)};
+}
+
+// Every f32 parameter set to seeded values in [-0.3, 0.3) (never zero).
+inline void randomize_parameters(Transformer& model, std::uint32_t seed) {
+  for (Tensor& param : model.parameter_tensors()) {
+    std::vector<float> values = oomlab::testing::random_values(
+        static_cast<std::size_t>(param.numel()), seed++, -0.3f, 0.3f);
+    param.copy_from_host(values.data(), values.size() * sizeof(float));
+  }
+}
+
+inline std::vector<std::vector<float>> gradient_values(Transformer& model) {
+  std::vector<std::vector<float>> values;
+  for (const Tensor& grad : model.gradient_tensors()) values.push_back(grad.to_host_f32());
+  return values;
+}
+
+}  // namespace oomlab::model::testing

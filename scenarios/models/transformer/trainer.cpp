@@ -1,0 +1,190 @@
+#include "scenarios/models/transformer/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/memory/size.hpp"
+#include "harness/memory/tags.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/transformer/adamw.hpp"
+#include "kernels/transformer/cast.hpp"
+#include "kernels/transformer/grad_norm.hpp"
+
+namespace oomlab::model {
+namespace {
+
+using memory::Tag;
+using memory::TagScope;
+
+// Elements [begin, end) of a tensor seen flat; shares storage.
+Tensor flat_range(const Tensor& t, std::int64_t begin, std::int64_t end) {
+  return t.view({-1}).slice(begin, end);
+}
+
+// Bytes between the host buffer and a device tensor, stream-ordered on the compute stream
+// (blocking memcpy on host, nothing on dry).
+void stream_copy(Device& device, void* dst, const void* src, std::size_t bytes, CopyKind kind) {
+  if (device.is_dry()) return;
+  if (!device.is_cuda()) kind = CopyKind::host_to_host;
+  device.copy_async(dst, src, bytes, kind, device.stream());
+}
+
+}  // namespace
+
+Trainer::Trainer(Transformer& model, const LogFn& log)
+    : model_(model),
+      mixed_(model.dtype() != DType::f32),
+      offload_(model.options().offload_optimizer) {
+  const TrainOptions& options = model.options();
+  scaler_.scale = model.dtype() == DType::f16 ? options.initial_loss_scale : 1.0f;
+  scaler_.growth_interval = options.loss_scale_growth_interval;
+  Device& device = model.device();
+  std::vector<Tensor> params = model.parameter_tensors();
+  TagScope tag(Tag::optimizer);
+  if (!offload_) {
+    for (const Tensor& param : params) {
+      if (mixed_) {
+        Tensor master = Tensor::empty(device, param.shape(), DType::f32);
+        ops::cast(master, param);  // the master starts as the parameters' values
+        master_.push_back(master);
+      } else {
+        master_.push_back(param);  // f32: the parameters are the master weights
+      }
+      m_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
+      v_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
+    }
+  } else {
+    const DeviceKind kind = device.kind();
+    for (const Tensor& param : params) {
+      const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
+      HostState state{HostStateBuffer(), HostStateBuffer(kind, bytes), HostStateBuffer(kind, bytes)};
+      if (mixed_) {
+        state.master = HostStateBuffer(kind, bytes);
+        Tensor master = Tensor::empty(device, param.shape(), DType::f32, Tag::workspace);
+        ops::cast(master, param);
+        if (!device.is_dry()) master.copy_to_host(state.master.data(), bytes);
+      }
+      host_state_.push_back(std::move(state));
+    }
+    const Shape ring{kOffloadSlots, kOffloadChunkElements};
+    if (mixed_) staging_master_ = Tensor::empty(device, ring, DType::f32);
+    staging_m_ = Tensor::empty(device, ring, DType::f32);
+    staging_v_ = Tensor::empty(device, ring, DType::f32);
+  }
+  grad_norm_ = Tensor::zeros(device, {1}, DType::f32);
+  if (model.dtype() == DType::f16) found_inf_ = Tensor::zeros(device, {1}, DType::f32);
+  if (log) {
+    log("optimizer state (AdamW" + std::string(mixed_ ? ", f32 master weights" : "") + "): " +
+        format_size(device_state_bytes()) + " on the device, " +
+        format_size(host_state_bytes()) + " in host memory" +
+        (offload_ && device.is_cuda() ? " (pinned)" : ""));
+  }
+}
+
+std::size_t Trainer::device_state_bytes() const {
+  std::size_t bytes = 0;
+  for (const Tensor& t : m_) bytes += 2 * t.nbytes();  // m and v
+  if (mixed_) for (const Tensor& t : master_) bytes += t.nbytes();
+  for (const Tensor* t : {&staging_master_, &staging_m_, &staging_v_}) {
+    if (t->defined()) bytes += t->nbytes();
+  }
+  return bytes;
+}
+
+std::size_t Trainer::host_state_bytes() const {
+  std::size_t bytes = 0;
+  for (const HostState& s : host_state_) bytes += s.master.bytes() + s.m.bytes() + s.v.bytes();
+  return bytes;
+}
+
+StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inject_overflow) {
+  OOMLAB_CHECK(!micro_batches.empty(), "Trainer::step: no micro-batches");
+  const bool f16 = model_.dtype() == DType::f16;
+  OOMLAB_CHECK(!inject_overflow || f16, "Trainer::step: overflow injection needs f16 loss scaling");
+  StepReport report;
+  report.loss_scale = scaler_.scale;
+
+  // Gradient accumulation: each micro-batch's loss is divided by the total token count, so the
+  // summed gradients equal those of one batch holding every micro-batch.
+  std::int64_t tokens = 0;
+  for (const MicroBatch& batch : micro_batches) tokens += batch.tokens.numel();
+  const float dloss = scaler_.scale / static_cast<float>(tokens);
+  model_.zero_grads();
+  double loss_sum = 0;
+  for (const MicroBatch& batch : micro_batches) {
+    model_.forward(batch.tokens, batch.targets, dloss);
+    loss_sum += model_.mean_loss() * static_cast<double>(batch.tokens.numel());
+    model_.backward();
+  }
+  report.loss = static_cast<float>(loss_sum / static_cast<double>(tokens));
+
+  std::vector<Tensor> grads = model_.gradient_tensors();
+  if (f16) {
+    found_inf_.zero();
+    if (inject_overflow) flat_range(grads.front(), 0, 1).fill(std::numeric_limits<double>::infinity());
+    ops::unscale_and_check(grads, 1.0f / scaler_.scale, found_inf_);
+    const bool overflow = ops::read_found_inf(found_inf_, /*dry_value=*/inject_overflow);
+    report.applied = scaler_.update(overflow);
+    if (!report.applied) return report;  // skipped: the weights keep their values
+  }
+  if (model_.options().grad_clip > 0) {
+    ops::global_grad_norm(grad_norm_, grads);
+    ops::clip_grads_by_norm(grads, grad_norm_, model_.options().grad_clip);
+  }
+  ++optimizer_steps_;
+  if (offload_) update_offloaded();
+  else update_on_device();
+  return report;
+}
+
+void Trainer::update_on_device() {
+  std::vector<Tensor> params = model_.parameter_tensors();
+  std::vector<Tensor> grads = model_.gradient_tensors();
+  Tensor none;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    ops::adamw_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], v_[i],
+                    model_.options().adamw, optimizer_steps_);
+  }
+}
+
+// For each tensor, chunk by chunk: copy the state in, update on the device, copy it back. All
+// on the compute stream, so slot reuse is ordered after the previous chunk's copy-out.
+void Trainer::update_offloaded() {
+  Device& device = model_.device();
+  std::vector<Tensor> params = model_.parameter_tensors();
+  std::vector<Tensor> grads = model_.gradient_tensors();
+  Tensor none;
+  std::int64_t chunk_index = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    HostState& state = host_state_[i];
+    const std::int64_t n = params[i].numel();
+    for (std::int64_t begin = 0; begin < n; begin += kOffloadChunkElements, ++chunk_index) {
+      const std::int64_t end = std::min(n, begin + kOffloadChunkElements);
+      const std::int64_t slot = chunk_index % kOffloadSlots;
+      const std::size_t offset = static_cast<std::size_t>(begin) * sizeof(float);
+      const std::size_t bytes = static_cast<std::size_t>(end - begin) * sizeof(float);
+      auto host_at = [&](const HostStateBuffer& buffer) {
+        return buffer.data() ? static_cast<char*>(buffer.data()) + offset : nullptr;
+      };
+      auto slot_of = [&](const Tensor& ring) { return ring.slice(slot, slot + 1).view({-1}).slice(0, end - begin); };
+      Tensor m = slot_of(staging_m_), v = slot_of(staging_v_);
+      Tensor param = flat_range(params[i], begin, end);
+      Tensor grad = flat_range(grads[i], begin, end);
+      stream_copy(device, m.data(), host_at(state.m), bytes, CopyKind::host_to_device);
+      stream_copy(device, v.data(), host_at(state.v), bytes, CopyKind::host_to_device);
+      if (mixed_) {
+        Tensor master = slot_of(staging_master_);
+        stream_copy(device, master.data(), host_at(state.master), bytes, CopyKind::host_to_device);
+        ops::adamw_step(master, param, grad, m, v, model_.options().adamw, optimizer_steps_);
+        stream_copy(device, host_at(state.master), master.data(), bytes, CopyKind::device_to_host);
+      } else {
+        ops::adamw_step(param, none, grad, m, v, model_.options().adamw, optimizer_steps_);
+      }
+      stream_copy(device, host_at(state.m), m.data(), bytes, CopyKind::device_to_host);
+      stream_copy(device, host_at(state.v), v.data(), bytes, CopyKind::device_to_host);
+    }
+  }
+}
+
+}  // namespace oomlab::model

@@ -1,0 +1,446 @@
+// The transformer's forward and backward, block by block. Read top to bottom: each tensor is
+// allocated where it is first written and reset where it is last read, so the allocator trace
+// follows this file line by line on every device.
+#include "scenarios/models/transformer/transformer.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "harness/memory/size.hpp"
+#include "harness/memory/tags.hpp"
+#include "kernels/attention/attention.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/transformer/cast.hpp"
+#include "kernels/transformer/cross_entropy.hpp"
+#include "kernels/transformer/embedding.hpp"
+#include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/layernorm.hpp"
+#include "kernels/transformer/matmul.hpp"
+#include "kernels/transformer/residual.hpp"
+#include "kernels/transformer/rmsnorm.hpp"
+#include "kernels/transformer/swiglu.hpp"
+#include "scenarios/models/transformer/head_layout.hpp"
+
+namespace oomlab::model {
+namespace {
+
+using memory::Tag;
+using memory::TagScope;
+
+const ops::MatmulOptions kLinear{false, true, false, false};  // y = x W^T (+ b), W as (out, in)
+
+Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
+  return stacked.defined() ? layer_slice(stacked, layer) : Tensor();
+}
+
+void initialize_f32(Tensor& tensor, const ParameterSpec& spec, const TransformerConfig& config,
+                    std::mt19937& rng) {
+  std::vector<float> values(static_cast<std::size_t>(tensor.numel()));
+  const float stddev = spec.init == InitKind::residual_normal
+                           ? 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers))
+                           : 0.02f;
+  switch (spec.init) {
+    case InitKind::ones: std::fill(values.begin(), values.end(), 1.0f); break;
+    case InitKind::zeros: std::fill(values.begin(), values.end(), 0.0f); break;
+    case InitKind::normal:
+    case InitKind::residual_normal: {
+      std::normal_distribution<float> dist(0.0f, stddev);
+      for (float& v : values) v = dist(rng);
+      break;
+    }
+  }
+  tensor.copy_from_host(values.data(), values.size() * sizeof(float));
+}
+
+}  // namespace
+
+Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions options,
+                         std::uint32_t seed, const LogFn& log)
+    : device_(device), config_(std::move(config)), options_(options) {
+  OOMLAB_CHECK(config_.channels % config_.heads == 0,
+               config_.name << ": channels " << config_.channels << " not divisible by heads "
+                            << config_.heads);
+  const DType cd = dtype();
+  {
+    TagScope tag(Tag::weights);
+    params_ = allocate_parameters(device_, config_, [&](const ParameterSpec&) { return cd; });
+  }
+  {
+    TagScope tag(Tag::grads);
+    grads_ = allocate_parameters(device_, config_,
+                                 [&](const ParameterSpec& spec) { return gradient_dtype(spec, options_.precision); });
+  }
+  // Seeded init in f32; a low-precision model rounds it through one f32 tensor at a time. Dry
+  // makes the same staging allocations but generates no values (7B of them would take minutes).
+  std::mt19937 rng(seed);
+  for (const ParameterSpec& spec : parameter_specs(config_)) {
+    Tensor& param = params_.*spec.member;
+    Tensor staging = cd == DType::f32 ? param : Tensor::empty(device_, spec.shape, DType::f32, Tag::workspace);
+    if (!device_.is_dry()) initialize_f32(staging, spec, config_, rng);
+    if (cd != DType::f32) ops::cast(param, staging);
+  }
+  if (log) {
+    log(config_.name + ": " + std::to_string(config_.parameter_count()) + " parameters, " +
+        precision_name(options_.precision) + ", " + attention_name(options_.attention) +
+        " attention" + (options_.checkpointing ? ", activation checkpointing" : "") +
+        "; allocated " + format_size(parameter_bytes()) + " for parameters, " +
+        format_size(gradient_bytes()) + " for gradients");
+  }
+}
+
+std::vector<Tensor> Transformer::parameter_tensors() {
+  std::vector<Tensor> list;
+  for (Tensor* t : parameter_list(params_, config_)) list.push_back(*t);
+  return list;
+}
+
+std::vector<Tensor> Transformer::gradient_tensors() {
+  std::vector<Tensor> list;
+  for (Tensor* t : parameter_list(grads_, config_)) list.push_back(*t);
+  return list;
+}
+
+std::size_t Transformer::parameter_bytes() const {
+  return parameter_elements(config_) * dtype_size(compute_dtype(options_.precision));
+}
+
+std::size_t Transformer::gradient_bytes() const {
+  std::size_t bytes = 0;
+  for (const ParameterSpec& spec : parameter_specs(config_)) {
+    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) *
+             dtype_size(gradient_dtype(spec, options_.precision));
+  }
+  return bytes;
+}
+
+void Transformer::zero_grads() {
+  for (Tensor* grad : parameter_list(grads_, config_)) grad->zero();
+}
+
+void Transformer::norm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
+                               const Tensor& weight, const Tensor& bias) const {
+  if (config_.is_gpt2()) {
+    ops::layernorm_forward(out, mean, rstd, x, weight, bias);
+  } else {
+    ops::rmsnorm_forward(out, rstd, x, weight);
+  }
+}
+
+void Transformer::norm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
+                                const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                const Tensor& rstd) const {
+  if (config_.is_gpt2()) {
+    ops::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd);
+  } else {
+    ops::rmsnorm_backward(dx, dweight, dout, x, weight, rstd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+
+BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Tensor& out) const {
+  const ActivationShapes& s = shapes_;
+  const DType cd = dtype();
+  const DType ad = attention_dtype(options_.attention);
+  const bool gpt2 = config_.is_gpt2();
+  Device& dev = device_;
+  const ParameterTensors& p = params_;
+  BlockActivations a;
+
+  // Attention: norm, fused qkv projection, split into heads (cast to the attention dtype).
+  a.ln1 = Tensor::empty(dev, s.hidden, cd);
+  if (gpt2) a.ln1_mean = Tensor::empty(dev, s.rows, DType::f32);
+  a.ln1_rstd = Tensor::empty(dev, s.rows, DType::f32);
+  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, layer_of(p.ln1_w, l), layer_of(p.ln1_b, l));
+  {
+    Tensor qkv = Tensor::empty(dev, s.qkv, cd);  // temporary: backward needs q, k, v, not this
+    ops::matmul(qkv, a.ln1, layer_of(p.qkv_w, l), layer_of(p.qkv_b, l), kLinear);
+    a.q = Tensor::empty(dev, s.heads, ad);
+    a.k = Tensor::empty(dev, s.heads, ad);
+    a.v = Tensor::empty(dev, s.heads, ad);
+    heads_from_tokens({&a.q, &a.k, &a.v}, qkv);
+  }
+  Tensor heads_out = Tensor::empty(dev, s.heads, ad);
+  if (options_.attention == AttentionKind::naive) {
+    a.probs = Tensor::empty(dev, s.scores, ad);  // (B, H, T, T): the quadratic term
+    ops::attention_naive_forward(a.q, a.k, a.v, a.probs, heads_out);
+  } else {
+    a.lse = Tensor::empty(dev, s.lse, DType::f32);
+    ops::attention_fused_forward(a.q, a.k, a.v, heads_out, a.lse);
+    a.attn_heads = heads_out;  // the fused backward reads its own output
+  }
+  a.attn_out = Tensor::empty(dev, s.hidden, cd);
+  tokens_from_heads(a.attn_out, {&heads_out});
+  heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
+  {
+    Tensor projected = Tensor::empty(dev, s.hidden, cd);
+    ops::matmul(projected, a.attn_out, layer_of(p.attn_proj_w, l), layer_of(p.attn_proj_b, l), kLinear);
+    ops::residual_add(projected, x, projected);  // in place: x + attention
+    a.residual_mid = projected;
+  }
+
+  // MLP: norm, up projection, activation, down projection, residual.
+  a.ln2 = Tensor::empty(dev, s.hidden, cd);
+  if (gpt2) a.ln2_mean = Tensor::empty(dev, s.rows, DType::f32);
+  a.ln2_rstd = Tensor::empty(dev, s.rows, DType::f32);
+  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual_mid, layer_of(p.ln2_w, l), layer_of(p.ln2_b, l));
+  Tensor hidden = Tensor::empty(dev, s.mlp, cd);  // temporary: recomputed in backward
+  if (gpt2) {
+    a.fc = Tensor::empty(dev, s.mlp, cd);
+    ops::matmul(a.fc, a.ln2, layer_of(p.fc_w, l), layer_of(p.fc_b, l), kLinear);
+    ops::gelu_forward(hidden, a.fc);
+  } else {
+    const Tensor none;
+    a.gate = Tensor::empty(dev, s.mlp, cd);
+    ops::matmul(a.gate, a.ln2, layer_of(p.fc_w, l), none, kLinear);
+    a.up = Tensor::empty(dev, s.mlp, cd);
+    ops::matmul(a.up, a.ln2, layer_of(p.up_w, l), none, kLinear);
+    ops::swiglu_forward(hidden, a.gate, a.up);
+  }
+  out = Tensor::empty(dev, s.hidden, cd);
+  ops::matmul(out, hidden, layer_of(p.proj_w, l), layer_of(p.proj_b, l), kLinear);
+  hidden.reset();
+  ops::residual_add(out, a.residual_mid, out);
+  return a;
+}
+
+void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::optional<float> dloss) {
+  OOMLAB_CHECK(tokens.ndim() == 2 && tokens.dtype() == DType::i32,
+               "Transformer::forward: tokens " << tokens.describe() << " must be (B, T) i32");
+  OOMLAB_CHECK(targets.shape() == tokens.shape() && targets.dtype() == DType::i32,
+               "Transformer::forward: targets " << targets.describe() << " must match tokens "
+                                                << tokens.describe());
+  OOMLAB_CHECK(tokens.dim(1) <= config_.max_seq,
+               "Transformer::forward: T = " << tokens.dim(1) << " exceeds " << config_.name
+                                            << "'s maxT = " << config_.max_seq);
+  release_activations();
+  TagScope tag(Tag::activations);
+  shapes_ = activation_shapes(config_, tokens.dim(0), tokens.dim(1));
+  const DType cd = dtype();
+  tokens_ = tokens;
+
+  Tensor embedded = Tensor::empty(device_, shapes_.hidden, cd);
+  ops::embedding_forward(embedded, tokens, params_.wte, params_.wpe);
+  residual_.push_back(embedded);
+  for (std::int64_t l = 0; l < config_.layers; ++l) {
+    Tensor out;
+    BlockActivations kept = block_forward(l, residual_.back(), out);
+    // Checkpointing: `kept` dies here, freeing the block's activations; backward recomputes them
+    // from residual_[l]. Plain: they stay until the block's backward.
+    if (!options_.checkpointing) blocks_.push_back(std::move(kept));
+    residual_.push_back(out);
+  }
+
+  lnf_ = Tensor::empty(device_, shapes_.hidden, cd);
+  if (config_.is_gpt2()) lnf_mean_ = Tensor::empty(device_, shapes_.rows, DType::f32);
+  lnf_rstd_ = Tensor::empty(device_, shapes_.rows, DType::f32);
+  norm_forward(lnf_, lnf_mean_, lnf_rstd_, residual_.back(), params_.lnf_w, params_.lnf_b);
+  const Tensor& lm_weight = config_.is_gpt2() ? params_.wte : params_.lm_head;
+  logits_ = Tensor::empty(device_, shapes_.logits, cd);
+  ops::matmul(logits_, lnf_, lm_weight, Tensor(), kLinear);
+  losses_ = Tensor::empty(device_, shapes_.rows, DType::f32);
+  Tensor none;
+  ops::softmax_cross_entropy(losses_, dloss ? logits_ : none, logits_, targets.view(shapes_.rows),
+                             dloss.value_or(0.0f));
+  has_dlogits_ = dloss.has_value();
+}
+
+float Transformer::mean_loss() const {
+  OOMLAB_CHECK(losses_.defined(), "Transformer::mean_loss: no forward has run");
+  if (device_.is_dry()) return std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> losses = losses_.to_host_f32();
+  double sum = 0;
+  for (float loss : losses) sum += loss;
+  return static_cast<float>(sum / static_cast<double>(losses.size()));
+}
+
+void Transformer::release_activations() {
+  blocks_.clear();
+  residual_.clear();
+  lnf_.reset();
+  lnf_mean_.reset();
+  lnf_rstd_.reset();
+  logits_.reset();
+  tokens_.reset();
+  has_dlogits_ = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward
+
+// The LM head's weight gradient. GPT-2 ties it to wte, whose gradient is f32 (the embedding
+// accumulates in f32): in bf16/f16 the matmul's gradient goes through a compute-dtype scratch.
+void Transformer::lm_head_backward(Tensor& d_lnf) {
+  Tensor none;
+  if (!config_.is_gpt2()) {
+    ops::matmul_backward(d_lnf, grads_.lm_head, none, logits_, lnf_, params_.lm_head, kLinear);
+    return;
+  }
+  if (dtype() == DType::f32) {
+    ops::matmul_backward(d_lnf, grads_.wte, none, logits_, lnf_, params_.wte, kLinear);
+    return;
+  }
+  Tensor d_wte_low = Tensor::zeros(device_, params_.wte.shape(), dtype());
+  ops::matmul_backward(d_lnf, d_wte_low, none, logits_, lnf_, params_.wte, kLinear);
+  Tensor d_wte_f32 = Tensor::empty(device_, params_.wte.shape(), DType::f32);
+  ops::cast(d_wte_f32, d_wte_low);
+  d_wte_low.reset();
+  ops::residual_add(grads_.wte, grads_.wte, d_wte_f32);
+}
+
+Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockActivations& a,
+                                   const Tensor& d_out) {
+  const ActivationShapes& s = shapes_;
+  const DType cd = dtype();
+  const DType ad = attention_dtype(options_.attention);
+  const bool gpt2 = config_.is_gpt2();
+  Device& dev = device_;
+  const ParameterTensors& p = params_;
+  ParameterTensors& g = grads_;
+  Tensor none;
+
+  // MLP backward. Its hidden activation was not kept: recompute it from what was.
+  Tensor d_ln2 = Tensor::empty(dev, s.hidden, cd);
+  {
+    Tensor hidden = Tensor::empty(dev, s.mlp, cd);
+    if (gpt2) ops::gelu_forward(hidden, a.fc);
+    else ops::swiglu_forward(hidden, a.gate, a.up);
+    Tensor d_hidden = Tensor::empty(dev, s.mlp, cd);
+    Tensor d_proj_w = layer_of(g.proj_w, l), d_proj_b = layer_of(g.proj_b, l);
+    ops::matmul_backward(d_hidden, d_proj_w, d_proj_b, d_out, hidden, layer_of(p.proj_w, l), kLinear);
+    hidden.reset();
+    if (gpt2) {
+      Tensor d_fc = Tensor::empty(dev, s.mlp, cd);
+      ops::gelu_backward(d_fc, d_hidden, a.fc);
+      d_hidden.reset();
+      Tensor d_fc_w = layer_of(g.fc_w, l), d_fc_b = layer_of(g.fc_b, l);
+      ops::matmul_backward(d_ln2, d_fc_w, d_fc_b, d_fc, a.ln2, layer_of(p.fc_w, l), kLinear);
+    } else {
+      Tensor d_gate = Tensor::empty(dev, s.mlp, cd);
+      Tensor d_up = Tensor::empty(dev, s.mlp, cd);
+      ops::swiglu_backward(d_gate, d_up, d_hidden, a.gate, a.up);
+      d_hidden.reset();
+      Tensor d_gate_w = layer_of(g.fc_w, l), d_up_w = layer_of(g.up_w, l);
+      ops::matmul_backward(d_ln2, d_gate_w, none, d_gate, a.ln2, layer_of(p.fc_w, l), kLinear);
+      d_gate.reset();
+      Tensor d_ln2_up = Tensor::empty(dev, s.hidden, cd);
+      ops::matmul_backward(d_ln2_up, d_up_w, none, d_up, a.ln2, layer_of(p.up_w, l), kLinear);
+      d_up.reset();
+      ops::residual_add(d_ln2, d_ln2, d_ln2_up);
+    }
+  }
+  // Gradient at residual_mid: through the second norm, plus the skip connection.
+  Tensor d_mid = Tensor::empty(dev, s.hidden, cd);
+  {
+    Tensor d_ln2_w = layer_of(g.ln2_w, l), d_ln2_b = layer_of(g.ln2_b, l);
+    norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, l), a.ln2_mean,
+                  a.ln2_rstd);
+    d_ln2.reset();
+    ops::residual_add(d_mid, d_mid, d_out);
+  }
+
+  // Attention backward.
+  Tensor d_ln1 = Tensor::empty(dev, s.hidden, cd);
+  {
+    Tensor d_heads = Tensor::empty(dev, s.heads, ad);
+    {
+      Tensor d_attn_out = Tensor::empty(dev, s.hidden, cd);
+      Tensor d_w = layer_of(g.attn_proj_w, l), d_b = layer_of(g.attn_proj_b, l);
+      ops::matmul_backward(d_attn_out, d_w, d_b, d_mid, a.attn_out, layer_of(p.attn_proj_w, l), kLinear);
+      heads_from_tokens({&d_heads}, d_attn_out);
+    }
+    Tensor dq = Tensor::empty(dev, s.heads, ad);
+    Tensor dk = Tensor::empty(dev, s.heads, ad);
+    Tensor dv = Tensor::empty(dev, s.heads, ad);
+    if (options_.attention == AttentionKind::naive) {
+      ops::attention_naive_backward(a.q, a.k, a.v, a.probs, d_heads, dq, dk, dv);
+    } else {
+      ops::attention_fused_backward(a.q, a.k, a.v, a.attn_heads, a.lse, d_heads, dq, dk, dv);
+    }
+    d_heads.reset();
+    Tensor d_qkv = Tensor::empty(dev, s.qkv, cd);
+    tokens_from_heads(d_qkv, {&dq, &dk, &dv});
+    dq.reset();
+    dk.reset();
+    dv.reset();
+    Tensor d_qkv_w = layer_of(g.qkv_w, l), d_qkv_b = layer_of(g.qkv_b, l);
+    ops::matmul_backward(d_ln1, d_qkv_w, d_qkv_b, d_qkv, a.ln1, layer_of(p.qkv_w, l), kLinear);
+  }
+  // Gradient at the block input: through the first norm, plus the skip connection.
+  Tensor d_x = Tensor::empty(dev, s.hidden, cd);
+  Tensor d_ln1_w = layer_of(g.ln1_w, l), d_ln1_b = layer_of(g.ln1_b, l);
+  norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, l), a.ln1_mean, a.ln1_rstd);
+  d_ln1.reset();
+  ops::residual_add(d_x, d_x, d_mid);
+  return d_x;
+}
+
+void Transformer::backward() {
+  OOMLAB_CHECK(has_dlogits_, "Transformer::backward: the last forward ran without dloss");
+  TagScope tag(Tag::activations);
+  const DType cd = dtype();
+
+  Tensor d_residual;  // gradient at the current point of the residual stream
+  {
+    Tensor d_lnf = Tensor::empty(device_, shapes_.hidden, cd);
+    lm_head_backward(d_lnf);
+    logits_.reset();  // the largest single activation goes first
+    d_residual = Tensor::empty(device_, shapes_.hidden, cd);
+    norm_backward(d_residual, grads_.lnf_w, grads_.lnf_b, d_lnf, residual_.back(), params_.lnf_w,
+                  lnf_mean_, lnf_rstd_);
+  }
+  lnf_.reset();
+  lnf_mean_.reset();
+  lnf_rstd_.reset();
+
+  for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
+    const auto index = static_cast<std::size_t>(l);
+    BlockActivations kept;
+    if (options_.checkpointing) {
+      // Recompute: rerun the block's forward from its kept input; its output is not needed.
+      Tensor recomputed_out;
+      kept = block_forward(l, residual_[index], recomputed_out);
+    } else {
+      kept = std::move(blocks_[index]);
+    }
+    residual_[index + 1].reset();  // this block's output: no longer read
+    d_residual = block_backward(l, residual_[index], kept, d_residual);
+    // `kept` (the block's activations) is freed at the end of this iteration.
+  }
+  ops::embedding_backward(grads_.wte, grads_.wpe, d_residual, tokens_);
+  d_residual.reset();
+  release_activations();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string describe_memory_plan(const TransformerConfig& config, const TrainOptions& options,
+                                 std::int64_t batch, std::int64_t seq) {
+  const std::size_t params = parameter_elements(config);
+  const DType cd = compute_dtype(options.precision);
+  std::size_t grads = 0;
+  for (const ParameterSpec& spec : parameter_specs(config)) {
+    grads += static_cast<std::size_t>(shape_numel(spec.shape)) *
+             dtype_size(gradient_dtype(spec, options.precision));
+  }
+  const std::size_t optimizer_per_param = (cd == DType::f32 ? 2 : 3) * sizeof(float);
+  const std::size_t block = block_activation_bytes(config, options, batch, seq);
+  const std::size_t outer = outer_activation_bytes(config, options, batch, seq);
+  const std::size_t kept_blocks = options.checkpointing ? 1 : static_cast<std::size_t>(config.layers);
+  std::ostringstream out;
+  out << config.name << " B=" << batch << " T=" << seq << " " << precision_name(options.precision)
+      << ", " << attention_name(options.attention) << " attention: parameters "
+      << format_size(params * dtype_size(cd)) << ", gradients " << format_size(grads)
+      << ", optimizer " << format_size(params * optimizer_per_param)
+      << (options.offload_optimizer ? " (in host memory)" : "") << ", activations "
+      << format_size(block) << " per block x " << kept_blocks
+      << (options.checkpointing ? " (recomputed one at a time)" : "") << " + "
+      << format_size(outer) << " outside the blocks = "
+      << format_size(block * kept_blocks + outer);
+  return out.str();
+}
+
+}  // namespace oomlab::model

@@ -1,0 +1,67 @@
+// The transformer's shape (GPT-2 or LLaMA style) and how it is trained (precision, attention
+// kernel, checkpointing, gradient accumulation, optimizer offload). Presets by name.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/core/dtype.hpp"
+#include "kernels/transformer/adamw.hpp"
+
+namespace oomlab::model {
+
+// gpt2: LayerNorm, GELU MLP, learned positions, biases, LM head tied to the token embedding.
+// llama: RMSNorm, SwiGLU MLP, no biases, separate LM head. Rotary position embeddings are NOT
+// applied (they change no memory; attention here sees no position signal in llama style).
+enum class ModelStyle { gpt2, llama };
+
+struct TransformerConfig {
+  std::string name;
+  ModelStyle style = ModelStyle::gpt2;
+  std::int64_t vocab = 0;       // V
+  std::int64_t max_seq = 0;     // maxT: rows of the position table (gpt2)
+  std::int64_t layers = 0;      // L
+  std::int64_t heads = 0;       // H
+  std::int64_t channels = 0;    // C
+  std::int64_t ffn = 0;         // F: MLP hidden width (gpt2 4C; llama 11008 at 7B)
+
+  std::int64_t head_dim() const { return channels / heads; }  // D
+  bool is_gpt2() const { return style == ModelStyle::gpt2; }
+  std::size_t parameter_count() const;  // size_t: 6.7e9 overflows int
+};
+
+// "gpt2-124m", "gpt2-small", "gpt2-tiny", "llama-7b", "llama-small", "llama-tiny".
+// Throws std::invalid_argument naming the known presets.
+TransformerConfig transformer_preset(std::string_view name);
+std::vector<std::string> transformer_preset_names();
+// The preset with a longer position table (GPT-2 124M at T=4096 for long contexts).
+TransformerConfig with_max_seq(TransformerConfig config, std::int64_t max_seq);
+
+// f32: everything in f32. bf16/f16: f32 master weights (optimizer tag) and a bf16/f16 copy the
+// forward uses; f16 also scales the loss (dynamic GradScaler).
+enum class Precision { f32, bf16, f16 };
+const char* precision_name(Precision precision);
+DType compute_dtype(Precision precision);
+
+// naive: T x T scores materialised, computed in f32 (as PyTorch's autocast runs softmax in f32).
+// fused: flash-style kernel, memory linear in T, computed in bf16 (its dtype on cuda).
+// The attention dtype depends only on this choice, never on the device, so dry and cuda make
+// the same requests; q/k/v are cast on the way in when it differs from the compute dtype.
+enum class AttentionKind { naive, fused };
+const char* attention_name(AttentionKind kind);
+DType attention_dtype(AttentionKind kind);
+
+struct TrainOptions {
+  Precision precision = Precision::f32;
+  AttentionKind attention = AttentionKind::naive;
+  bool checkpointing = false;      // keep only block inputs; recompute each block in backward
+  bool offload_optimizer = false;  // AdamW moments (and f32 master) in host memory, streamed
+  ops::AdamWConfig adamw{3e-4f, 0.9f, 0.95f, 1e-8f, 0.0f};
+  float grad_clip = 1.0f;          // global norm; <= 0 disables clipping
+  float initial_loss_scale = 65536.0f;  // f16 only
+  int loss_scale_growth_interval = 2000;
+};
+
+}  // namespace oomlab::model
