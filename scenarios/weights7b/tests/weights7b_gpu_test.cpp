@@ -11,11 +11,13 @@ namespace {
 
 using testing::run_weights7b;
 
+// These tests use the default checkpoint cache (<tmp>/oomlab-weights7b or $OOMLAB_WEIGHTS7B_DIR),
+// so the small checkpoints (~470 MB f32, ~235 MB bf16) are generated once, not per test.
+
 std::string small_budget() { return Weights7bScenario().budget(Scale::small); }
 
 TEST(Weights7bGpu, StoryBudgetOutcomesAtSmallScale) {
   OOMLAB_REQUIRE_GPU();
-  testing::CheckpointDir cache;
   for (const VariantSpec& spec : Weights7bScenario().variants()) {
     const auto run = run_weights7b(spec.name, DeviceKind::cuda, Scale::small, small_budget());
     EXPECT_EQ(run.oom.has_value(), spec.expected == Expect::oom) << spec.name;
@@ -24,7 +26,6 @@ TEST(Weights7bGpu, StoryBudgetOutcomesAtSmallScale) {
 
 TEST(Weights7bGpu, StreamedLoadsMatchTheWholeFileLoadBitForBit) {
   OOMLAB_REQUIRE_GPU();
-  testing::CheckpointDir cache;
   const auto broken = run_weights7b("broken", DeviceKind::cuda, Scale::small, "8GiB");
   const auto fixed = run_weights7b("fixed", DeviceKind::cuda, Scale::small, small_budget());
   const auto from_bf16 = run_weights7b("fixed-bf16-file", DeviceKind::cuda, Scale::small, small_budget());
@@ -35,7 +36,6 @@ TEST(Weights7bGpu, StreamedLoadsMatchTheWholeFileLoadBitForBit) {
 
 TEST(Weights7bGpu, Int8ErrorStaysWithinItsBound) {
   OOMLAB_REQUIRE_GPU();
-  testing::CheckpointDir cache;
   const auto run = run_weights7b("fixed-int8", DeviceKind::cuda, Scale::small, small_budget());
   ASSERT_FALSE(run.oom);
   EXPECT_LE(run.metrics.at("int8_error_over_bound"), 1.0);
@@ -43,7 +43,6 @@ TEST(Weights7bGpu, Int8ErrorStaysWithinItsBound) {
 
 TEST(Weights7bGpu, CudaAllocatorPeakEqualsTheDryPrediction) {
   OOMLAB_REQUIRE_GPU();
-  testing::CheckpointDir cache;
   for (const char* variant : {"fixed", "fixed-int8", "fixed-bf16-file"}) {
     const auto cuda = run_weights7b(variant, DeviceKind::cuda, Scale::small, small_budget());
     const auto dry = run_weights7b(variant, DeviceKind::dry, Scale::small, small_budget());
