@@ -26,6 +26,10 @@ class RunContext {
   void begin_step(std::int64_t step);
   void end_step();
   std::int64_t current_step() const { return current_step_; }
+  // The step the run is inside now, or -1 between steps (an OOM after the last step is not in it).
+  std::int64_t step_in_progress() const {
+    return step_start_ == std::chrono::steady_clock::time_point{} ? -1 : current_step_;
+  }
 
   // Work done in the run, e.g. (samples, "samples/s") or (bytes, "GB/s"); divided by the
   // measured step time into the record's throughput.

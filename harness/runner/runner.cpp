@@ -165,11 +165,11 @@ void run_scenario(const ResolvedRun& resolved, const RunRequest& request, RunCon
     record.outcome = Outcome{OutcomeStatus::ok, "", -1, "", 0};
   } catch (const memory::OomError& e) {
     record.outcome = Outcome{OutcomeStatus::oom, memory::diagnosis_name(e.info().diagnosis),
-                             context.current_step(), e.what(), 0};
+                             context.step_in_progress(), e.what(), 0};
   } catch (const std::exception& e) {
-    record.outcome = Outcome{OutcomeStatus::error, "", context.current_step(), e.what(), 0};
+    record.outcome = Outcome{OutcomeStatus::error, "", context.step_in_progress(), e.what(), 0};
   } catch (...) {
-    record.outcome = Outcome{OutcomeStatus::error, "", context.current_step(),
+    record.outcome = Outcome{OutcomeStatus::error, "", context.step_in_progress(),
                              "the scenario threw something that is not a std::exception", 0};
   }
 }
