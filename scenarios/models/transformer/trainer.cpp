@@ -67,7 +67,11 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
       }
       host_state_.push_back(std::move(state));
     }
-    const Shape ring{kOffloadSlots, kOffloadChunkElements};
+    chunk_elements_ = kOffloadChunkElements;  // no larger than the largest tensor needs
+    std::int64_t largest = 0;
+    for (const Tensor& param : params) largest = std::max(largest, param.numel());
+    chunk_elements_ = std::min(chunk_elements_, largest);
+    const Shape ring{kOffloadSlots, chunk_elements_};
     if (mixed_) staging_master_ = Tensor::empty(device, ring, DType::f32);
     staging_m_ = Tensor::empty(device, ring, DType::f32);
     staging_v_ = Tensor::empty(device, ring, DType::f32);
@@ -159,8 +163,8 @@ void Trainer::update_offloaded() {
   for (std::size_t i = 0; i < params.size(); ++i) {
     HostState& state = host_state_[i];
     const std::int64_t n = params[i].numel();
-    for (std::int64_t begin = 0; begin < n; begin += kOffloadChunkElements, ++chunk_index) {
-      const std::int64_t end = std::min(n, begin + kOffloadChunkElements);
+    for (std::int64_t begin = 0; begin < n; begin += chunk_elements_, ++chunk_index) {
+      const std::int64_t end = std::min(n, begin + chunk_elements_);
       const std::int64_t slot = chunk_index % kOffloadSlots;
       const std::size_t offset = static_cast<std::size_t>(begin) * sizeof(float);
       const std::size_t bytes = static_cast<std::size_t>(end - begin) * sizeof(float);

@@ -14,7 +14,8 @@
 
 namespace oomlab::model {
 
-// Elements per streamed chunk of each state tensor (16 MiB of f32).
+// Elements per streamed chunk of each state tensor (16 MiB of f32), or the largest parameter
+// tensor's size when that is smaller (tiny models).
 constexpr std::int64_t kOffloadChunkElements = std::int64_t{4} << 20;
 constexpr int kOffloadSlots = 2;  // staging slots: chunk i uses slot i % 2
 
@@ -58,6 +59,7 @@ class Trainer {
   int optimizer_steps_ = 0;
   std::vector<Tensor> master_, m_, v_;  // on device (master_ aliases params in f32)
   std::vector<HostState> host_state_;   // offloaded
+  std::int64_t chunk_elements_ = 0;
   Tensor staging_master_, staging_m_, staging_v_;  // (kOffloadSlots, chunk) f32 each
   Tensor grad_norm_;  // (1) f32
   Tensor found_inf_;  // (1) f32, f16 only

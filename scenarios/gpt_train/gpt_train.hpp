@@ -1,0 +1,28 @@
+// Scenario `gpt_train`: GPT-2 124M training at T=1024 with AdamW. At batch 32 in f32 the
+// activations alone need ~40 GB, so a 24 GiB card runs out of memory in the forward pass. Each
+// fixed variant applies one remedy from the standard ladder on the same budget: halve the
+// batch, bf16 mixed precision, f16 with dynamic loss scaling, gradient accumulation, activation
+// checkpointing, and AdamW state offloaded to host memory.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/runner/scenario.hpp"
+#include "scenarios/gpt_train/training_loop.hpp"
+
+namespace oomlab::scenarios {
+
+// The plan a variant runs at a scale (model, precision, attention, batch split, ...).
+TrainingPlan gpt_train_plan(const std::string& variant, Scale scale);
+
+class GptTrainScenario final : public Scenario {
+ public:
+  std::string name() const override { return "gpt_train"; }
+  std::string summary() const override;
+  std::vector<VariantSpec> variants() const override;
+  std::string budget(Scale scale) const override;
+  int default_steps(Scale scale) const override;
+  void run(const std::string& variant, RunContext& context) const override;
+};
+
+}  // namespace oomlab::scenarios

@@ -1,0 +1,71 @@
+#include "scenarios/long_context/long_context.hpp"
+
+#include <stdexcept>
+
+namespace oomlab::scenarios {
+namespace {
+
+const char* const kBroken = "broken";
+const char* const kFixed = "fixed";
+
+}  // namespace
+
+TrainingPlan long_context_plan(const std::string& variant, Scale scale) {
+  TrainingPlan plan;
+  switch (scale) {
+    case Scale::tiny:
+      plan.config = model::with_max_seq(model::transformer_preset("gpt2-tiny"), 512);
+      plan.seq = 512;
+      plan.micro_batch = 2;
+      break;
+    case Scale::small:
+      plan.config = model::with_max_seq(model::transformer_preset("gpt2-small"), 2048);
+      plan.seq = 2048;
+      plan.micro_batch = 4;
+      break;
+    case Scale::full:
+      plan.config = model::with_max_seq(model::transformer_preset("gpt2-124m"), 4096);
+      plan.seq = 4096;
+      plan.micro_batch = 4;
+      break;
+  }
+  plan.options.precision = model::Precision::bf16;
+  if (variant == kBroken) {
+    plan.options.attention = model::AttentionKind::naive;  // T x T scores, kept per layer
+  } else if (variant == kFixed) {
+    plan.options.attention = model::AttentionKind::fused;  // THE FIX: no T x T buffer at all
+  } else {
+    throw std::invalid_argument("long_context: unknown variant '" + variant + "'");
+  }
+  return plan;
+}
+
+std::string LongContextScenario::summary() const {
+  return "GPT-2 124M at T=4096: naive attention's T x T scores fill an A100-40GB; fused attention fits";
+}
+
+std::vector<VariantSpec> LongContextScenario::variants() const {
+  return {
+      {kBroken, "naive attention: (B, H, T, T) f32 probabilities kept for every layer", Expect::oom},
+      {kFixed, "fused flash-style attention: output and logsumexp only, linear in T", Expect::ok},
+  };
+}
+
+std::string LongContextScenario::budget(Scale scale) const {
+  switch (scale) {
+    case Scale::tiny: return "50MiB";
+    case Scale::small: return "1GiB";
+    case Scale::full: return "a100-40g";
+  }
+  throw std::invalid_argument("unknown scale");
+}
+
+int LongContextScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 3; }
+
+void LongContextScenario::run(const std::string& variant, RunContext& context) const {
+  run_training(long_context_plan(variant, context.scale()), context);
+}
+
+OOMLAB_REGISTER_SCENARIO(LongContextScenario);
+
+}  // namespace oomlab::scenarios
