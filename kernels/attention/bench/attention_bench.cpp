@@ -13,6 +13,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "harness/testing/cuda_event_timer.hpp"
 #include "harness/device/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "harness/memory/oom_error.hpp"
@@ -28,34 +29,7 @@ using oomlab::Tensor;
 
 constexpr std::int64_t kBatch = 4, kHeads = 12, kHeadDim = 64;
 
-// CUDA-event timing of one iteration on `stream`: the destructor reports it as the iteration's
-// manual time (use with ->UseManualTime()).
-class CudaEventTimer {
- public:
-  CudaEventTimer(benchmark::State& state, cudaStream_t stream) : state_(state), stream_(stream) {
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&start_));
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
-    OOMLAB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-  }
-  ~CudaEventTimer() {
-    float milliseconds = 0;
-    if (cudaEventRecord(stop_, stream_) == cudaSuccess && cudaEventSynchronize(stop_) == cudaSuccess &&
-        cudaEventElapsedTime(&milliseconds, start_, stop_) == cudaSuccess) {
-      state_.SetIterationTime(milliseconds / 1e3);
-    } else {
-      state_.SkipWithError("CUDA event timing failed");
-    }
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  CudaEventTimer(const CudaEventTimer&) = delete;
-  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
-
- private:
-  benchmark::State& state_;
-  cudaStream_t stream_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
+using oomlab::testing::CudaEventTimer;
 
 Device& bench_device() {
   static Device device(DeviceKind::cuda, {});

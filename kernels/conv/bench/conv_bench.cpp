@@ -18,6 +18,7 @@
 #include <cudnn.h>
 #endif
 
+#include "harness/testing/cuda_event_timer.hpp"
 #include "harness/device/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "kernels/conv/conv2d.hpp"
@@ -47,32 +48,7 @@ const char* pass_name(int pass) {
   return names[pass];
 }
 
-// CUDA-event timing of one iteration on `stream`; the destructor reports it as the iteration's
-// manual time (use with ->UseManualTime()).
-class CudaEventTimer {
- public:
-  CudaEventTimer(benchmark::State& state, cudaStream_t stream) : state_(state), stream_(stream) {
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&start_));
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
-    OOMLAB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-  }
-  ~CudaEventTimer() {
-    float ms = 0;
-    if (cudaEventRecord(stop_, stream_) == cudaSuccess && cudaEventSynchronize(stop_) == cudaSuccess &&
-        cudaEventElapsedTime(&ms, start_, stop_) == cudaSuccess) {
-      state_.SetIterationTime(ms / 1e3);
-    }
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  CudaEventTimer(const CudaEventTimer&) = delete;
-  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
-
- private:
-  benchmark::State& state_;
-  cudaStream_t stream_;
-  cudaEvent_t start_{}, stop_{};
-};
+using oomlab::testing::CudaEventTimer;
 
 // Mean milliseconds of `fn` over `iterations` runs after a warm-up (for the vs_cudnn counter).
 double mean_ms(const std::function<void()>& fn, cudaStream_t stream, int iterations = 20) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "harness/testing/cuda_event_timer.hpp"
 #include "harness/device/cuda_check.hpp"
 #include "kernels/testing/random_fill.hpp"
 #include "kernels/transformer/adamw.hpp"
@@ -35,30 +36,7 @@ Device& device() {
 }
 cudaStream_t stream() { return reinterpret_cast<cudaStream_t>(device().stream()); }
 
-// Times one iteration with CUDA events on the compute stream; reports it on destruction.
-class CudaEventTimer {
- public:
-  explicit CudaEventTimer(benchmark::State& state) : state_(state) {
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&start_));
-    OOMLAB_CUDA_CHECK(cudaEventCreate(&stop_));
-    OOMLAB_CUDA_CHECK(cudaEventRecord(start_, stream()));
-  }
-  ~CudaEventTimer() {
-    cudaEventRecord(stop_, stream());
-    cudaEventSynchronize(stop_);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
-    state_.SetIterationTime(ms / 1000.0);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  CudaEventTimer(const CudaEventTimer&) = delete;
-  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
-
- private:
-  benchmark::State& state_;
-  cudaEvent_t start_{}, stop_{};
-};
+using oomlab::testing::CudaEventTimer;
 
 // Mean milliseconds of `work` over `reps` runs after a warm-up, timed with events.
 double time_ms(const std::function<void()>& work, int reps = 20) {
@@ -100,7 +78,7 @@ void run_memory_bound(benchmark::State& state, std::size_t traffic, const std::f
   double reference = copy_bandwidth(traffic);
   kernel();  // warm-up
   for (auto _ : state) {
-    CudaEventTimer timer(state);
+    CudaEventTimer timer(state, stream());
     kernel();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(traffic));
@@ -116,7 +94,7 @@ void BM_CopyDeviceToDevice(benchmark::State& state) {
   Tensor src = Tensor::empty(device(), {static_cast<std::int64_t>(bytes)}, DType::i8);
   Tensor dst = Tensor::empty(device(), {static_cast<std::int64_t>(bytes)}, DType::i8);
   for (auto _ : state) {
-    CudaEventTimer timer(state);
+    CudaEventTimer timer(state, stream());
     OOMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * static_cast<std::int64_t>(bytes));
@@ -205,7 +183,7 @@ void BM_Matmul(benchmark::State& state) {
   double reference_ms = time_ms(reference);
   ours();
   for (auto _ : state) {
-    CudaEventTimer timer(state);
+    CudaEventTimer timer(state, stream());
     ours();
   }
   double ours_ms = time_ms(ours);
