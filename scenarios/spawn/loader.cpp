@@ -81,6 +81,9 @@ int worker_loop(ShmRing& ring, LoaderControl& control, int index) {
     make_batch(image, control.batch_size, control.seed, b, index, slot, layout);
     ring.end_write(b);
   }
+  // Like a persistent DataLoader worker, stay (with any CUDA context start-up made) until the
+  // loader stops: a worker that finished its share must not hide its context's cost.
+  while (keep_waiting()) ::usleep(1000);
   return 0;
 }
 

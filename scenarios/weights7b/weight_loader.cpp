@@ -146,9 +146,10 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
     Tensor weight = Tensor::empty(device, entry.shape, quantised ? DType::i8 : DType::bf16);
     Tensor scales;
     if (quantised) scales = Tensor::empty(device, {entry.shape[0]}, DType::f32);
-    // The copy stream writes the weight directly: the allocator must not hand its block to
-    // the compute stream again before those copies are done.
-    if (direct && entry.numel() > 0) device.allocator().record_stream(weight.data(), pipe.copy_stream);
+    // A bf16 file's chunks are copied straight into the weight on the copy stream. No
+    // record_stream here: the weights outlive this function and its copy stream, and an event
+    // recorded on a destroyed stream at their free crashes. The handover below makes the compute
+    // stream wait for every copy before anyone can use (or free and reuse) these blocks.
     const Tensor flat_weight = weight.view({entry.numel()});
     const std::int64_t cols = row_length(entry);
     const std::int64_t rows = entry.numel() / cols;
