@@ -113,6 +113,19 @@ std::uintptr_t event_create() {
   return reinterpret_cast<std::uintptr_t>(event);
 }
 
+std::uintptr_t timing_event_create() {
+  cudaEvent_t event = nullptr;
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&event));
+  return reinterpret_cast<std::uintptr_t>(event);
+}
+
+float event_elapsed_ms(std::uintptr_t start, std::uintptr_t end) {
+  float ms = 0;
+  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, reinterpret_cast<cudaEvent_t>(start),
+                                         reinterpret_cast<cudaEvent_t>(end)));
+  return ms;
+}
+
 void event_destroy(std::uintptr_t event) {
   if (event) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
 }

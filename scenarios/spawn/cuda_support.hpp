@@ -32,5 +32,9 @@ void event_destroy(std::uintptr_t event);
 void event_record(std::uintptr_t event, std::uintptr_t stream);
 void stream_wait_event(std::uintptr_t stream, std::uintptr_t event);
 void event_synchronize(std::uintptr_t event);
+// Events that record time, for the consumer's device time; elapsed milliseconds from start to end
+// (both recorded and complete).
+std::uintptr_t timing_event_create();
+float event_elapsed_ms(std::uintptr_t start, std::uintptr_t end);
 
 }  // namespace oomlab::scenarios::spawn_cuda

@@ -7,17 +7,16 @@
 #include <cmath>
 #include <numeric>
 #include <thread>
-#include <random>
 #include <stdexcept>
 
 #include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/run_context.hpp"
-#include "kernels/conv/conv2d.hpp"
-#include "kernels/conv/reduce.hpp"
 #include "kernels/core/tensor.hpp"
 #include "scenarios/spawn/batch_uploader.hpp"
+#include "scenarios/spawn/consumer_timer.hpp"
 #include "scenarios/spawn/cuda_support.hpp"
+#include "scenarios/spawn/denoiser.hpp"
 #include "scenarios/spawn/device_budget.hpp"
 
 namespace oomlab::scenarios {
@@ -32,14 +31,6 @@ struct SimulatedCudaInit {
   explicit SimulatedCudaInit(bool on) { mark_simulated_cuda_initialised(on); }
   ~SimulatedCudaInit() { mark_simulated_cuda_initialised(false); }
 };
-
-Tensor random_tensor(Device& device, Shape shape, float scale, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> values(static_cast<std::size_t>(shape_numel(shape)));
-  for (float& v : values) v = dist(rng);
-  return Tensor::from_host(device, std::move(shape), DType::f32, values);
-}
 
 // Who holds device memory outside this process, measured (cuda) or modelled (host/dry).
 void measure_worker_contexts(const BatchLoader& loader, Device& device, std::size_t used_before,
@@ -113,6 +104,7 @@ SpawnPlan spawn_plan(Scale scale) {
   switch (scale) {
     case Scale::tiny:
       plan.workers = 2; plan.batch_size = 8; plan.image = {80, 64, 3}; plan.model_bytes = 256 * MiB;
+      plan.conv_out_channels = 8;  // keeps the CPU reference training step fast
       break;
     case Scale::small:
       plan.workers = 4; plan.batch_size = 32; plan.image = {144, 128, 3}; plan.model_bytes = 2560 * MiB;
@@ -140,13 +132,24 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
 
   // The training process builds its model first, as a training script does before iterating
   // its DataLoader (PyTorch starts the workers at the first iteration).
-  Tensor model, conv_weight, conv_bias;
+  Tensor model;
   {
+    // The rest of a bigger model's resident state, so the budgets match real sizes.
     memory::TagScope tag(memory::Tag::weights);
     model = Tensor::empty(device, {static_cast<std::int64_t>(options.model_bytes / sizeof(float))}, DType::f32);
     model.fill(0.01);
-    conv_weight = random_tensor(device, {options.conv_out_channels, 3, 3, options.image.channels}, 0.2f, options.seed);
-    conv_bias = random_tensor(device, {options.conv_out_channels}, 0.1f, options.seed + 1);
+  }
+  const Shape batch_shape = {options.batch_size, options.image.crop_size, options.image.crop_size,
+                             options.image.channels};
+  DenoiserConfig denoiser_config;
+  denoiser_config.channels = options.image.channels;
+  denoiser_config.hidden = options.conv_out_channels;
+  denoiser_config.seed = options.seed;
+  ConvDenoiser denoiser(device, batch_shape, denoiser_config);
+  Tensor losses;  // one loss per step, read back once after the loop (no per-step sync)
+  {
+    memory::TagScope tag(memory::Tag::activations);
+    losses = Tensor::zeros(device, {std::max(1, context.steps())}, DType::f32);
   }
 
   LoaderOptions loader_options;
@@ -196,10 +199,9 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
   m.device_used_bytes = device_used_now();
   record(m, context);
 
-  const Shape batch_shape = {options.batch_size, options.image.crop_size, options.image.crop_size,
-                             options.image.channels};
   const std::size_t batch_bytes = loader->batch_pixel_floats() * sizeof(float);
   BatchUploader uploader(device, batch_bytes);
+  ConsumerTimer consumer_timer(device, context.steps());
   const auto loop_start = std::chrono::steady_clock::now();
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
@@ -213,29 +215,34 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
     const BatchLoader::Batch batch = loader->next();
     uploader.upload(batch.pixels, images);
     loader->release(batch);
-    {
-      // The consumer: the first layer of a small CNN and the mean of its output.
-      memory::TagScope tag(memory::Tag::activations);
-      Tensor features = Tensor::empty(
-          device, ops::conv2d_output_shape(batch_shape, conv_weight.shape(), {1, 1}), DType::f32);
-      ops::conv2d_forward(images, conv_weight, conv_bias, features, {1, 1});
-      Tensor mean = Tensor::empty(device, {1}, DType::f32);
-      ops::mean(features, mean);
-      if (device.kind() == DeviceKind::host) m.checksum += mean.to_host_f32().at(0);
-    }
+    // The consumer: one training step of the denoiser on this batch.
+    consumer_timer.begin(step);
+    denoiser.train_step(images, losses.slice(step, step + 1));
+    consumer_timer.end(step);
     m.device_used_bytes = std::max(m.device_used_bytes, device_used_now());
     context.add_work(options.batch_size, "samples/s");
     context.end_step();
     ++m.batches;
   }
+  const double consumer_seconds = consumer_timer.busy_seconds();  // waits for the device on cuda
   const double loop_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   m.samples_per_second = loop_seconds > 0 ? static_cast<double>(m.batches * options.batch_size) / loop_seconds : 0;
-  m.gpu_idle_fraction = loop_seconds > 0 ? std::min(1.0, loader->wait_seconds() / loop_seconds) : 0;
+  m.loader_wait_fraction = loop_seconds > 0 ? std::min(1.0, loader->wait_seconds() / loop_seconds) : 0;
+  m.gpu_idle_fraction = loop_seconds > 0 ? std::clamp(1.0 - consumer_seconds / loop_seconds, 0.0, 1.0) : 0;
+  if (device.kind() != DeviceKind::dry && m.batches > 0) {
+    const std::vector<float> history = losses.to_host_f32();
+    m.losses.assign(history.begin(), history.begin() + m.batches);
+    m.final_loss = m.losses.back();
+    context.set_metric("first_loss", m.losses.front());
+    context.set_metric("final_loss", m.final_loss);
+  }
   record(m, context);
   context.set_metric("samples_per_second", m.samples_per_second);
   context.set_metric("gpu_idle_fraction", m.gpu_idle_fraction);
+  context.set_metric("loader_wait_fraction", m.loader_wait_fraction);
   context.set_metric("loader_wait_seconds", loader->wait_seconds());
+  context.set_metric("model_parameters", static_cast<double>(denoiser.parameter_count()));
   return m;
 }
 

@@ -1,8 +1,8 @@
 // Scenario `spawn`: a multi-process data loader that multiplies CUDA contexts.
 //
 // N worker processes make image batches (real CPU work) and hand them to the main process
-// through shared memory; the main process uploads each batch through pinned staging and runs the
-// first conv layer of a small CNN on it. How the workers start decides everything:
+// through shared memory; the main process uploads each batch through pinned staging and runs one
+// training step of a small conv denoiser on it (denoiser.hpp). How the workers start decides everything:
 //   broken-spawn  workers re-execute the program and its start-up touches CUDA before the worker
 //                 check: every worker creates its own context (529 MiB each on an H200) and the
 //                 card fills up -> OOM diagnosed `external`, naming the worker processes;
@@ -26,8 +26,8 @@ struct SpawnPlan {
   int workers = 0;              // N for the variants at this scale
   int batch_size = 0;
   ImageSpec image;
-  std::size_t model_bytes = 0;  // the model the training process keeps on the device
-  int conv_out_channels = 16;   // the consumer: a 3x3 conv, image channels -> this
+  std::size_t model_bytes = 0;  // resident state beyond the denoiser (a bigger model's weights)
+  int conv_out_channels = 16;   // the consumer's hidden channels (conv3x3 C -> this -> C)
 };
 SpawnPlan spawn_plan(Scale scale);
 
@@ -57,8 +57,10 @@ struct SpawnMeasurements {
   std::string memory_method;               // "nvml", "cudaMemGetInfo" or "modelled"
   std::int64_t batches = 0;
   double samples_per_second = 0;
-  double gpu_idle_fraction = 0;            // share of the loop the consumer waited for data
-  double checksum = 0;                     // sum of the conv output means (host only)
+  double loader_wait_fraction = 0;         // share of the loop spent waiting for the next batch
+  double gpu_idle_fraction = 0;            // share of the loop the device ran no training step
+  std::vector<float> losses;               // per step (host/cuda; empty on dry)
+  double final_loss = 0;                   // the last step's loss (host/cuda)
 };
 
 // Runs the story once on context's device: builds the model, starts the loader, measures the

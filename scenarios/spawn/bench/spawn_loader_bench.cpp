@@ -1,4 +1,4 @@
-// The N sweep: loader throughput, GPU idle fraction, contexts and device growth for
+// The N sweep: loader throughput, GPU idle and loader wait fractions, contexts and device growth for
 // N = 0, 1, 2, 4, 8 workers, clean (fixed) and touching CUDA at start-up (broken-spawn), on the
 // default device (cuda when present, else host). One iteration = one whole run (workers started,
 // `kSteps` batches consumed), so the counters are the run's own measurements.
@@ -33,6 +33,8 @@ void BM_Loader(benchmark::State& state, WorkerStart start) {
   }
   state.counters["samples_per_s"] = m.samples_per_second;
   state.counters["gpu_idle_fraction"] = m.gpu_idle_fraction;
+  state.counters["loader_wait_fraction"] = m.loader_wait_fraction;
+  state.counters["final_loss"] = m.final_loss;
   state.counters["contexts"] = m.contexts_created;
   state.counters["device_growth_MiB"] = static_cast<double>(m.device_growth_bytes) / MiB;
   state.counters["device_used_MiB"] = static_cast<double>(m.device_used_bytes) / MiB;

@@ -37,6 +37,12 @@ TEST(SpawnGpu, FixedHoldsExactlyOneContextForEveryN) {
     // Clean workers must not move the device's used memory by anything like a context.
     EXPECT_LT(m.device_growth_bytes, context / 20) << format_size(m.device_growth_bytes);
     EXPECT_EQ(m.batches, 4);
+    // The consumer trained on the GPU: a finite loss per step, falling from the first.
+    ASSERT_EQ(m.losses.size(), 4u);
+    EXPECT_TRUE(std::isfinite(m.final_loss));
+    EXPECT_LT(m.final_loss, m.losses.front());
+    EXPECT_GE(m.gpu_idle_fraction, 0);
+    EXPECT_LE(m.gpu_idle_fraction, 1);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 
 #include "harness/memory/budget.hpp"
@@ -90,8 +91,20 @@ TEST_P(SpawnStory, FixedFitsWithOneContext) {
   EXPECT_EQ(outcome.metrics.at("contexts_created"), 1);
   EXPECT_EQ(outcome.metrics.at("external_bytes"), 0);
   EXPECT_GT(outcome.metrics.at("samples_per_second"), 0);
-  EXPECT_GE(outcome.metrics.at("gpu_idle_fraction"), 0);
-  EXPECT_LE(outcome.metrics.at("gpu_idle_fraction"), 1);
+  for (const char* fraction : {"gpu_idle_fraction", "loader_wait_fraction"}) {
+    EXPECT_GE(outcome.metrics.at(fraction), 0) << fraction;
+    EXPECT_LE(outcome.metrics.at(fraction), 1) << fraction;
+  }
+  EXPECT_GT(outcome.metrics.at("model_parameters"), 0);
+  // The loss exists where the math runs (host), not on dry; on host the denoiser learns.
+  EXPECT_EQ(outcome.metrics.count("final_loss"), device == DeviceKind::host ? 1u : 0u);
+  if (device == DeviceKind::host) {
+    const double first = outcome.metrics.at("first_loss");
+    const double last = outcome.metrics.at("final_loss");
+    EXPECT_TRUE(std::isfinite(first) && std::isfinite(last));
+    EXPECT_GT(first, 0);
+    EXPECT_LT(last, 0.8 * first) << "loss " << first << " -> " << last;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(HostAndDry, SpawnStory,
@@ -122,6 +135,25 @@ TEST(SpawnFixed, OneContextForEveryWorkerCount) {
     EXPECT_EQ(m.batches, 6);
     EXPECT_EQ(static_cast<int>(m.worker_pids.size()), workers);
   }
+}
+
+// The consumer is a real training step: its loss falls over the steps.
+TEST(SpawnFixed, LossFallsStepByStepOnSmallImages) {
+  memory::AllocatorConfig config;
+  Device device(DeviceKind::host, config);
+  RunContext context(device, Scale::tiny, 12);
+  SpawnStoryOptions options;
+  options.workers = 1;
+  options.batch_size = 4;
+  options.image = {40, 32, 3};
+  options.model_bytes = 1 * MiB;
+  options.conv_out_channels = 8;
+  const SpawnMeasurements m = run_spawn_story(options, context);
+  ASSERT_EQ(m.losses.size(), 12u);
+  const double head = (m.losses[0] + m.losses[1] + m.losses[2]) / 3;
+  const double tail = (m.losses[9] + m.losses[10] + m.losses[11]) / 3;
+  EXPECT_LT(tail, 0.8 * head) << "first three " << head << ", last three " << tail;
+  EXPECT_DOUBLE_EQ(m.final_loss, m.losses.back());
 }
 
 // broken-spawn's growth is exactly one modelled context per worker on host, at every N.
