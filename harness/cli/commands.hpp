@@ -23,12 +23,14 @@ struct RunOptions {
   std::string trace_path;
   std::string alloc_conf;
   bool in_process = false;  // debugging: no child process (a crash then ends oomlab)
+  double timeout_seconds = 0;  // per variant; 0: no limit
 };
 
 struct SuiteOptions {
   std::string device;  // empty: the default plan (see suite_command.cpp)
   std::string scale;   // empty: the plan's scale per device
   std::string out_dir = "results/latest";
+  double timeout_seconds = 1800;  // per variant: a hung variant must not hold up the suite
 };
 
 // Each returns the process exit code; bad input throws UsageError.

@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
                   "the variant name goes before the extension");
   run->add_option("--alloc-conf", run_options.alloc_conf,
                   "Allocator settings over OOMLAB_ALLOC_CONF, e.g. max_split_size_mb:128");
+  run->add_option("--timeout", run_options.timeout_seconds,
+                  "Kill a variant still running after this many seconds (0: no limit)");
   run->add_flag("--in-process", run_options.in_process,
                 "Run variants in this process (debugging; a crash ends oomlab)")
       ->group("");
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
                "dry/full; exit 0 iff every outcome matches its expectation");
   suite->add_option("--device", suite_options.device, "Only this device: cuda | host | dry");
   suite->add_option("--scale", suite_options.scale, "Only this scale: tiny | small | full");
+  suite->add_option("--timeout", suite_options.timeout_seconds,
+                    "Kill a variant still running after this many seconds (default 1800; 0: none)");
   suite->add_option("--out-dir", suite_options.out_dir,
                     "Directory for one JSON per run plus suite.json (default: results/latest)");
 

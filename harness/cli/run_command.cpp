@@ -36,6 +36,10 @@ std::vector<RunRequest> build_requests(const RunOptions& options) {
   }
   base.steps = options.steps;
   base.alloc_conf = options.alloc_conf;
+  if (options.timeout_seconds < 0) {
+    throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds");
+  }
+  base.timeout_seconds = options.timeout_seconds;
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
 

@@ -80,6 +80,9 @@ int suite_command(const SuiteOptions& options) {
   if (error) throw UsageError("--out-dir " + options.out_dir + ": " + error.message());
   require_writable("--out-dir", options.out_dir + "/suite.json");
 
+  if (options.timeout_seconds < 0) {
+    throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds");
+  }
   std::vector<RunRequest> requests;
   for (const auto& [device, scale] : plan) {
     for (const Scenario* scenario : ScenarioRegistry::instance().all()) {
@@ -89,6 +92,7 @@ int suite_command(const SuiteOptions& options) {
         request.variant = variant.name;
         request.device = device;
         request.scale = scale;
+        request.timeout_seconds = options.timeout_seconds;
         requests.push_back(request);
       }
     }

@@ -1,35 +1,24 @@
 // One variant per child process: the parent re-executes its own binary with the hidden
 // `__child` subcommand and reads the record the child writes, so a crash, an abort or a hard
 // OOM in one variant is an outcome and the other variants still run.
-#include <signal.h>
-#include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "harness/process/process.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
 
 namespace oomlab {
-
-std::string signal_name(int signal) {
-  static const std::map<int, const char*> names = {
-      {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
-      {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
-      {SIGTRAP, "SIGTRAP"}, {SIGPIPE, "SIGPIPE"}, {SIGXFSZ, "SIGXFSZ"}, {SIGXCPU, "SIGXCPU"},
-      {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"}, {SIGALRM, "SIGALRM"},
-      {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}};
-  auto it = names.find(signal);
-  return it != names.end() ? it->second : "signal " + std::to_string(signal);
-}
 
 namespace {
 
@@ -59,10 +48,8 @@ class TempDirectory {
   std::string path_;
 };
 
-std::vector<std::string> child_arguments(const RunRequest& request, const std::string& executable,
-                                         const std::string& record_path) {
-  return {executable,
-          kChildCommand,
+std::vector<std::string> child_arguments(const RunRequest& request, const std::string& record_path) {
+  return {kChildCommand,
           "--scenario", request.scenario,
           "--variant", request.variant,
           "--device", device_kind_name(request.device),
@@ -75,28 +62,19 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
           "--record-out", record_path};
 }
 
-// Starts the child and returns its wait status.
-int run_child(const std::vector<std::string>& arguments) {
-  std::vector<char*> argv;
-  for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // A crashing variant is an expected outcome here: no core file for it.
-    struct rlimit no_core {0, 0};
-    ::setrlimit(RLIMIT_CORE, &no_core);
-    ::execv(argv[0], argv.data());
-    std::fprintf(stderr, "oomlab: cannot execute %s: %s\n", argv[0], std::strerror(errno));
-    ::_exit(127);
+// Waits for the child; past the request's time limit it is killed (SIGKILL) and reaped.
+// Returns how it ended and whether the limit ended it.
+std::pair<process::ExitStatus, bool> wait_with_limit(process::Child& child, double timeout_seconds) {
+  if (timeout_seconds <= 0) return {child.wait(), false};
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto status = child.try_wait()) return {*status, false};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  }
-  return status;
+  if (auto status = child.try_wait()) return {*status, false};
+  child.send_signal(SIGKILL);
+  return {child.wait(), true};
 }
 
 }  // namespace
@@ -106,7 +84,10 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
   try {
     TempDirectory directory;
     const std::string record_path = directory.path() + "/record.json";
-    int status = run_child(child_arguments(request, executable, record_path));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    process::Child child = process::spawn(executable, child_arguments(request, record_path));
+    const auto [status, timed_out] = wait_with_limit(child, request.timeout_seconds);
 
     std::string record_error;
     bool have_record = false;
@@ -118,17 +99,18 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
       record_error = e.what();
     }
 
-    if (WIFSIGNALED(status)) {
-      int signal = WTERMSIG(status);
+    if (!status.exited) {
       RunRecord crashed = have_record ? record : failed;
-      crashed.outcome = Outcome{OutcomeStatus::crash, "", -1,
-                                "child process killed by signal " + std::to_string(signal) +
-                                    " (" + signal_name(signal) + ")",
-                                signal};
+      std::string message = "child process " + status.describe();
+      if (timed_out) {
+        message = "child process killed after the time limit of " +
+                  std::to_string(request.timeout_seconds) + " s (" + status.describe() + ")";
+      }
+      crashed.outcome = Outcome{OutcomeStatus::crash, "", -1, message, status.signal};
       crashed.matches_expectation = false;
       return crashed;
     }
-    int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const int exit_code = status.code;
     if (have_record && exit_code == 0) return record;
     failed.outcome = Outcome{OutcomeStatus::error, "", -1,
                              "child process exited with code " + std::to_string(exit_code) +
@@ -142,6 +124,9 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
 }
 
 int child_main(int argc, char** argv) {
+  // A crashing variant is an expected outcome here: no core file for it.
+  struct rlimit no_core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
   RunRequest request;
   std::string record_path;
   try {

@@ -21,6 +21,7 @@ struct RunRequest {
   std::string alloc_conf;  // OOMLAB_ALLOC_CONF syntax, applied over the environment's
   std::string trace_path;  // Chrome-trace JSON of the allocator events; empty: none
   bool progress = true;    // draw a progress line (only ever when stderr is a terminal)
+  double timeout_seconds = 0;  // a child still running after this long is killed; 0: no limit
 };
 
 // A request with everything looked up and parsed. Allocator settings are layered:
@@ -53,8 +54,9 @@ RunRecord make_base_record(const RunRequest& request);
 RunRecord run_variant_in_process(const RunRequest& request);
 
 // Runs the variant in a child process (`executable __child ...`, by default this binary
-// again) and reads the record it writes. A child killed by a signal is outcome `crash`; a child
-// that exits without a record is outcome `error`. Never throws for the child's failures.
+// again) and reads the record it writes. A child killed by a signal (or by the request's time
+// limit) is outcome `crash`; a child that exits without a record is outcome `error`. Never
+// throws for the child's failures.
 RunRecord run_variant_in_child(const RunRequest& request,
                                const std::string& executable = "/proc/self/exe");
 
@@ -62,8 +64,5 @@ RunRecord run_variant_in_child(const RunRequest& request,
 // child_main() from main() when argv[1] is kChildCommand; it returns the exit code.
 inline constexpr const char* kChildCommand = "__child";
 int child_main(int argc, char** argv);
-
-// "SIGSEGV" for 11; "signal N" for numbers without a name.
-std::string signal_name(int signal);
 
 }  // namespace oomlab

@@ -107,6 +107,8 @@ TEST(Cli, BadSteps) {
   expect_usage_error({"run", kScenario, "--device", "dry", "--steps", "0"}, "--steps");
   expect_usage_error({"run", kScenario, "--device", "dry", "--steps", "-4"}, "--steps");
   expect_usage_error({"run", kScenario, "--device", "dry", "--steps", "many"}, "--steps");
+  expect_usage_error({"run", kScenario, "--device", "dry", "--timeout", "-1"}, "--timeout");
+  expect_usage_error({"suite", "--device", "dry", "--timeout", "-1"}, "--timeout");
 }
 
 TEST(Cli, ParserErrorsAreOneLineToo) {

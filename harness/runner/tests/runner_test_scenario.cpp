@@ -24,7 +24,8 @@ class RunnerTestScenario : public Scenario {
             {"throws", "throws a plain exception", Expect::ok},
             {"segv", "raises SIGSEGV", Expect::ok},
             {"abort", "calls abort()", Expect::ok},
-            {"exit", "exits without writing a record", Expect::ok}};
+            {"exit", "exits without writing a record", Expect::ok},
+            {"hang", "never ends", Expect::ok}};
   }
   std::string budget(Scale) const override { return "64MiB"; }
   int default_steps(Scale) const override { return kRunnerTestSteps; }
@@ -45,6 +46,7 @@ class RunnerTestScenario : public Scenario {
         if (variant == "segv") ::raise(SIGSEGV);
         if (variant == "abort") std::abort();
         if (variant == "exit") ::_exit(7);
+        while (variant == "hang") ::pause();
       }
       void* weights = nullptr;
       {
