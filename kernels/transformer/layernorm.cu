@@ -121,11 +121,7 @@ void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
           weight.data_as<const T>(), bias.data_as<const T>(), rows, cols, eps);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    if (row_vectorizable<T>(cols, {out.data(), x.data(), weight.data(), bias.data()})) {
-      launch(std::integral_constant<int, 16 / sizeof(T)>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_with_row_width<T>(cols, {out.data(), x.data(), weight.data(), bias.data()}, launch);
   });
 }
 
@@ -148,11 +144,7 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
           mean.data_as<const float>(), rstd.data_as<const float>(), rows, cols);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    if (row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
-      launch(std::integral_constant<int, 16 / sizeof(T)>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()}, launch);
   });
 }
 

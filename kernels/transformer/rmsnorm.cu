@@ -91,11 +91,7 @@ void rmsnorm_forward(Tensor& out, Tensor& rstd, const Tensor& x, const Tensor& w
           rows, cols, eps);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    if (row_vectorizable<T>(cols, {out.data(), x.data(), weight.data()})) {
-      launch(std::integral_constant<int, 16 / sizeof(T)>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_with_row_width<T>(cols, {out.data(), x.data(), weight.data()}, launch);
   });
 }
 
@@ -116,11 +112,7 @@ void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Ten
           weight.data_as<const T>(), rstd.data_as<const float>(), rows, cols);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    if (row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
-      launch(std::integral_constant<int, 16 / sizeof(T)>{});
-    } else {
-      launch(std::integral_constant<int, 1>{});
-    }
+    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()}, launch);
   });
 }
 

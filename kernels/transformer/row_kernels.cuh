@@ -34,6 +34,17 @@ bool row_vectorizable(int cols, std::initializer_list<const void*> pointers) {
   return cols % (16 / sizeof(T)) == 0 && aligned16(pointers);
 }
 
+// The one place that picks a row kernel's vector width: calls launch(integral_constant<int, V>)
+// with V = 16 bytes of T when the rows and every pointer allow 128-bit accesses, else V = 1.
+template <class T, class Launch>
+void launch_with_row_width(int cols, std::initializer_list<const void*> pointers, Launch&& launch) {
+  if (row_vectorizable<T>(cols, pointers)) {
+    launch(std::integral_constant<int, 16 / sizeof(T)>{});
+  } else {
+    launch(std::integral_constant<int, 1>{});
+  }
+}
+
 inline int checked_int(std::int64_t value, const char* what) {
   if (value > std::numeric_limits<int>::max()) {
     throw std::invalid_argument(std::string(what) + " exceeds the int range of the kernel");
