@@ -306,5 +306,28 @@ TEST(TransformerGpu, MatmulThroughCublasLt) {
   }
 }
 
+// Plans are cached per problem (descriptors + tuned algorithm): later calls with other buffers
+// and another bias must use those buffers, and accumulation must add exactly once.
+TEST(TransformerGpu, MatmulPlanIsReusedWithNewBuffersAndBias) {
+  OOMLAB_REQUIRE_GPU();
+  const std::int64_t m = 96, n = 80, k = 72;
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::uint32_t seed = 60 + 10 * static_cast<std::uint32_t>(round);
+    Pair a = random_pair({m, k}, DType::bf16, seed), b = random_pair({n, k}, DType::bf16, seed + 1);
+    Pair bias = random_pair({n}, DType::bf16, seed + 2);
+    Pair c = random_pair({m, n}, DType::bf16, seed + 3);
+    MatmulOptions linear{false, true, false, false};
+    matmul(c.host, a.host, b.host, bias.host, linear);
+    matmul(c.cuda, a.cuda, b.cuda, bias.cuda, linear);
+    EXPECT_TRUE(pair_close(c, reduction_tolerance(DType::bf16, k), "c"));
+    MatmulOptions accumulate{false, true, true, false};
+    Tensor none;
+    matmul(c.host, a.host, b.host, none, accumulate);
+    matmul(c.cuda, a.cuda, b.cuda, none, accumulate);
+    EXPECT_TRUE(pair_close(c, reduction_tolerance(DType::bf16, k), "c accumulated"));
+  }
+}
+
 }  // namespace
 }  // namespace oomlab::ops
