@@ -3,8 +3,10 @@
 # the GPU tests again under compute-sanitizer (memcheck, and racecheck for shared-memory
 # kernels), every benchmark with JSON out, and the suite on cuda. Logs and JSON go to OUTDIR.
 #   usage: ci/gpu.sh OUTDIR [stage ...]
-#   stages: build test sanitize bench suite full (default: all but full)
-#   full: the conv scenarios' variants at full scale on cuda (their H200 targets)
+#   stages: build test sanitize bench suite full weights (default: all but full and weights)
+#   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
+#   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
+#            cold page cache
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +80,8 @@ fi
 if want bench; then
   for exe in $(find "$build" -type f -executable -name '*_bench' | sort); do
     name=$(basename "$exe")
+    # OOMLAB_BENCHES="a_bench b_bench" runs only those (a short call measures what changed).
+    [[ -n "${OOMLAB_BENCHES:-}" && " $OOMLAB_BENCHES " != *" $name "* ]] && continue
     step "benchmark $name"
     "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
       --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
@@ -92,16 +96,38 @@ if want suite; then
   cat "$out/suite.log"
 fi
 
-if want full; then
+# One full-scale variant on cuda, its record under $out/full, a time limit per run.
+run_full() {  # scenario variant [record suffix]
+  local record="$out/full/$1.$2.cuda-full${3:+.$3}.json"
+  step "oomlab run $1 --variant $2 --device cuda --scale full ${3:+($3)}"
+  timeout 420 "$build/harness/cli/oomlab" run "$1" --variant "$2" --device cuda --scale full \
+    --out "$record" >>"$out/full.log" 2>&1
+  tail -n 2 "$out/full.log"
+}
+
+if want full; then  # the conv and transformer scenarios at full scale (their H200 targets)
   mkdir -p "$out/full"
   for run in "srgan_leak fixed" "srgan_leak broken" "val_blowup broken" "val_blowup fixed-inference" \
-             "val_blowup fixed-chunked"; do
-    set -- $run
-    step "oomlab run $1 --variant $2 --device cuda --scale full"
-    timeout 300 "$build/harness/cli/oomlab" run "$1" --variant "$2" --device cuda --scale full \
-      --out "$out/full/$1.$2.cuda-full.json" >>"$out/full.log" 2>&1
-    tail -n 2 "$out/full.log"
+             "val_blowup fixed-chunked" "long_context broken" "long_context fixed" \
+             "gpt_train broken" "gpt_train half-batch" "gpt_train bf16" "gpt_train fp16-loss-scaling" \
+             "gpt_train grad-accum" "gpt_train checkpointing" "gpt_train cpu-offload"; do
+    run_full $run
   done
+fi
+
+if want weights; then  # weights7b on the full 7B checkpoints: generated once, then warm and cold
+  mkdir -p "$out/full"
+  export OOMLAB_WEIGHTS7B_DIR="${OOMLAB_WEIGHTS7B_DIR:-/tmp/oomlab-weights7b}"
+  run_full weights7b fixed generate       # writes the 27 GB f32 file on first use
+  run_full weights7b fixed warm
+  run_full weights7b fixed-int8 warm
+  run_full weights7b broken warm
+  run_full weights7b fixed-bf16-file generate
+  run_full weights7b fixed-bf16-file warm
+  sync  # dirty pages cannot be dropped: the cold runs must read from disk
+  OOMLAB_WEIGHTS7B_COLD=1 run_full weights7b fixed cold
+  OOMLAB_WEIGHTS7B_COLD=1 run_full weights7b fixed-bf16-file cold
+  df -h "$OOMLAB_WEIGHTS7B_DIR" | tee -a "$out/summary.log"
 fi
 
 step "done, status $status"
