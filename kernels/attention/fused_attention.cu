@@ -4,16 +4,22 @@
 // Forward (one block of 4 warps per 128 query rows and head for D = 64, 64 rows for D = 128;
 // each warp owns 32 or 16 rows): Q stays in registers; 64-key K/V tiles stream through shared
 // memory, double-buffered with cp.async; per tile S = Q K^T, the running row max / sum are
-// updated (online softmax) and O += P V with P taken straight from the S accumulators. Tiles above the diagonal are never visited, and the
+// updated (online softmax, exp2 with the scale folded into one FFMA) and O += P V with P taken
+// straight from the S accumulators. Tiles above the diagonal are never visited, and the
 // longest rows are scheduled first. Saves O and lse = rowmax + log(rowsum) (natural log).
 //
-// Backward (one block per 64-key tile and head; each warp owns 16 keys): K and V stay in shared
-// memory; query tiles from the diagonal down stream through shared memory, double-buffered; per
-// tile P^T = exp(K Q^T * scale - lse) is recomputed, dV += P^T dO, dP^T = V dO^T,
-// dS^T = P^T (dP^T - delta), dK += dS^T Q, and dS^T goes through shared memory so the block adds
-// its dQ = dS K share to an f32 accumulator with atomics. A preprocessing kernel computes
-// delta = rowsum(dO * O), a postprocessing kernel scales and rounds dQ to bf16.
+// Backward (one block of 4 warps per head and 128 keys for D = 64, 64 keys for D = 128; each
+// warp owns 32 or 16 keys, so every Q/dO fragment feeds two mma for D = 64): K and V stay in
+// shared memory; 32-query tiles (Q, dO, lse, delta) from the diagonal down stream through
+// shared memory, double-buffered with cp.async; per tile P^T = exp2(K Q^T * scale log2e -
+// lse log2e) is recomputed, dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta),
+// dK += dS^T Q (all from registers), and dS^T goes through shared memory so the block adds its
+// dQ = dS K share to an f32 accumulator with float2 atomics. Warps whose keys all follow the
+// tile's queries skip the tile. A preprocessing kernel computes delta = rowsum(dO * O), a
+// postprocessing kernel scales and rounds dQ to bf16.
 // Scratch: delta (heads, T) f32 and the dQ accumulator (heads, T, D) f32: linear in T.
+// Fragments come from padded shared rows (row stride = 16 bytes mod 128) through ldmatrix,
+// which keeps every 8-row access conflict-free.
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -54,56 +60,59 @@ __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
   return *reinterpret_cast<uint32_t*>(&pair);
 }
 
-__device__ __forceinline__ uint32_t load_pair(const bf16* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
-}
-
-// A fragment of the 16x16 block at (row0, col0) of a row-major shared tile.
-__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int ld, int row0, int col0) {
-  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const bf16* p = tile + (row0 + g) * ld + col0 + 2 * t;
-  a[0] = load_pair(p);
-  a[1] = load_pair(p + 8 * ld);
-  a[2] = load_pair(p + 8);
-  a[3] = load_pair(p + 8 * ld + 8);
-}
-
 // Shared-memory address of a generic pointer, for ldmatrix and cp.async.
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// ldmatrix: four 8x8 bf16 blocks; lane l names row l % 8 of block l / 8 (16-byte aligned rows).
+// Without .trans thread (g, t) receives (row g, cols 2t..2t+1) of each block; with .trans
+// (rows 2t..2t+1, col g).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(row)));
+}
+
+// A fragment of the 16x16 block at (row0, col0) of a row-major shared tile: blocks
+// (row0, col0), (row0+8, col0), (row0, col0+8), (row0+8, col0+8) are a[0..3].
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int ld, int row0, int col0) {
+  const int lane = threadIdx.x % 32;
+  ldmatrix_x4(a, tile + (row0 + lane % 8 + lane / 8 % 2 * 8) * ld + col0 + lane / 16 * 8);
+}
+
 // A fragment of the 16x16 block A = X^T where X is stored row-major (X[k][m]): A(m, k) at
-// tile[(k0 + k) * ld + m0 + m]. ldmatrix.trans loads four 8x8 blocks of X transposed; lane l
-// names row l % 8 of block l / 8, blocks ordered as a[0..3]: (k0, m0), (k0, m0+8), (k0+8, m0),
-// (k0+8, m0+8). Rows must be 16-byte aligned (ld and m0 multiples of 8).
+// tile[(k0 + k) * ld + m0 + m]. Blocks of X, transposed, ordered as a[0..3]: (k0, m0),
+// (k0, m0+8), (k0+8, m0), (k0+8, m0+8).
 __device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const bf16* tile, int ld, int m0, int k0) {
   const int lane = threadIdx.x % 32;
-  const bf16* row = tile + (k0 + lane % 8 + lane / 16 * 8) * ld + m0 + lane / 8 % 2 * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(shared_address(row)));
+  ldmatrix_x4_trans(a, tile + (k0 + lane % 8 + lane / 16 * 8) * ld + m0 + lane / 8 % 2 * 8);
 }
 
-// B fragment (k0..k0+15, n0..n0+7) when the tile stores B^T row-major, i.e. tile[n][k]
-// (K for S = Q K^T): each register is two adjacent elements of one row.
-__device__ __forceinline__ void load_b_from_nk(uint32_t (&b)[2], const bf16* tile, int ld, int n0, int k0) {
-  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const bf16* p = tile + (n0 + g) * ld + k0 + 2 * t;
-  b[0] = load_pair(p);
-  b[1] = load_pair(p + 8);
-}
-
-// B fragment (k0..k0+15, n0..n0+7) when the tile stores B row-major, i.e. tile[k][n]
-// (V for O = P V): ldmatrix.trans of the 8x8 blocks at rows k0 and k0+8 (lanes 0-7 and 8-15
-// name their rows; lanes 16-31 repeat them, unused by .x2). Thread (g, t) receives
-// (B(k0+2t, n0+g), B(k0+2t+1, n0+g)) and the same 8 rows lower: exactly b[0], b[1].
-__device__ __forceinline__ void load_b_from_kn(uint32_t (&b)[2], const bf16* tile, int ld, int k0, int n0) {
+// B fragments (k0..k0+15) x (n-tiles n0 and n0+8) when the tile stores B^T row-major, i.e.
+// tile[n][k] (K for S = Q K^T): blocks (n0, k0), (n0, k0+8) give b0, (n0+8, k0), (n0+8, k0+8) b1.
+__device__ __forceinline__ void load_b_pair_from_nk(uint32_t (&b0)[2], uint32_t (&b1)[2], const bf16* tile,
+                                                    int ld, int n0, int k0) {
   const int lane = threadIdx.x % 32;
-  const bf16* row = tile + (k0 + lane % 16) * ld + n0;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(b[0]), "=r"(b[1])
-               : "r"(shared_address(row)));
+  uint32_t r[4];
+  ldmatrix_x4(r, tile + (n0 + lane % 8 + lane / 16 * 8) * ld + k0 + lane / 8 % 2 * 8);
+  b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
+}
+
+// B fragments (k0..k0+15) x (n-tiles n0 and n0+8) when the tile stores B row-major, i.e.
+// tile[k][n] (V for O = P V): transposed blocks (k0, n0), (k0+8, n0) give b0, (k0, n0+8),
+// (k0+8, n0+8) b1; thread (g, t) receives (B(k0+2t, n+g), B(k0+2t+1, n+g)) as the layout asks.
+__device__ __forceinline__ void load_b_pair_from_kn(uint32_t (&b0)[2], uint32_t (&b1)[2], const bf16* tile,
+                                                    int ld, int k0, int n0) {
+  const int lane = threadIdx.x % 32;
+  uint32_t r[4];
+  ldmatrix_x4_trans(r, tile + (k0 + lane % 8 + lane / 8 % 2 * 8) * ld + n0 + lane / 16 * 8);
+  b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
 }
 
 // The C accumulators of n-tiles 2j and 2j+1 (a 16x16 block) as the A operand of the next mma:
@@ -123,6 +132,13 @@ __device__ __forceinline__ void cp_async_16(void* shared, const void* global, bo
   const uint32_t address = shared_address(shared);
   const int source_bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
+               "r"(source_bytes));
+}
+// 4 bytes (row statistics); .ca is the only form for copies under 16 bytes.
+__device__ __forceinline__ void cp_async_4(void* shared, const void* global, bool valid) {
+  const uint32_t address = shared_address(shared);
+  const int source_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(address), "l"(global),
                "r"(source_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -221,33 +237,37 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
       for (int n = 0; n < kKeyTiles; ++n) s_acc[r][n][0] = s_acc[r][n][1] = s_acc[r][n][2] = s_acc[r][n][3] = 0.0f;
     }
     for (int s = 0; s < kDimSteps; ++s) {
-      for (int n = 0; n < kKeyTiles; ++n) {
-        uint32_t b[2];
-        load_b_from_nk(b, tile_k, kLd, n * 8, s * 16);
-        for (int r = 0; r < kRowTiles; ++r) mma_bf16(s_acc[r][n], q_frag[r][s], b);
-      }
-    }
-
-    // Scale to log2 units; mask keys after the row and past the end (only near the diagonal
-    // and in the last tile).
-    const int n0 = j * kBlockN;
-    const bool needs_mask = n0 + kBlockN - 1 > m0 || n0 + kBlockN > seq;
-    for (int r = 0; r < kRowTiles; ++r) {
-      const int row_a = warp_row0 + 16 * r + g, row_b = row_a + 8;
-      for (int n = 0; n < kKeyTiles; ++n) {
-        for (int e = 0; e < 4; ++e) {
-          const int key = n0 + n * 8 + 2 * t + (e & 1);
-          const int row = e < 2 ? row_a : row_b;
-          float x = s_acc[r][n][e] * scale_log2;
-          if (needs_mask && (key > row || key >= seq)) x = -INFINITY;
-          s_acc[r][n][e] = x;
+      for (int n = 0; n < kKeyTiles; n += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_pair_from_nk(b0, b1, tile_k, kLd, n * 8, s * 16);
+        for (int r = 0; r < kRowTiles; ++r) {
+          mma_bf16(s_acc[r][n], q_frag[r][s], b0);
+          mma_bf16(s_acc[r][n + 1], q_frag[r][s], b1);
         }
       }
     }
 
-    // Online softmax: new row max over the 4 threads sharing a row, rescale what came before.
+    // Mask keys after the row and past the end (only near the diagonal and in the last tile).
+    // Scores stay unscaled until the exponent: the scale folds into one FFMA per score.
+    const int n0 = j * kBlockN;
+    const bool needs_mask = n0 + kBlockN - 1 > m0 || n0 + kBlockN > seq;
+    if (needs_mask) {
+      for (int r = 0; r < kRowTiles; ++r) {
+        const int row_a = warp_row0 + 16 * r + g, row_b = row_a + 8;
+        for (int n = 0; n < kKeyTiles; ++n) {
+          for (int e = 0; e < 4; ++e) {
+            const int key = n0 + n * 8 + 2 * t + (e & 1);
+            const int row = e < 2 ? row_a : row_b;
+            if (key > row || key >= seq) s_acc[r][n][e] = -INFINITY;
+          }
+        }
+      }
+    }
+
+    // Online softmax: new row max over the 4 threads sharing a row (in log2 units of the
+    // scaled scores), rescale what came before.
     for (int r = 0; r < kRowTiles; ++r) {
-      float tile_max[2] = {row_max[r][0], row_max[r][1]};
+      float tile_max[2] = {-INFINITY, -INFINITY};  // unscaled
       for (int n = 0; n < kKeyTiles; ++n) {
         tile_max[0] = fmaxf(tile_max[0], fmaxf(s_acc[r][n][0], s_acc[r][n][1]));
         tile_max[1] = fmaxf(tile_max[1], fmaxf(s_acc[r][n][2], s_acc[r][n][3]));
@@ -256,16 +276,17 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
       for (int h = 0; h < 2; ++h) {
         tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
         tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
-        base[h] = tile_max[h] == -INFINITY ? 0.0f : tile_max[h];  // a fully masked row stays 0, not NaN
+        const float new_max = fmaxf(row_max[r][h], tile_max[h] * scale_log2);  // scale > 0
+        base[h] = new_max == -INFINITY ? 0.0f : new_max;  // a fully masked row stays 0, not NaN
         rescale[h] = exp2f(row_max[r][h] - base[h]);
-        row_max[r][h] = tile_max[h];
+        row_max[r][h] = new_max;
         row_sum[r][h] *= rescale[h];
       }
       for (int n = 0; n < kKeyTiles; ++n) {
-        s_acc[r][n][0] = exp2f(s_acc[r][n][0] - base[0]);
-        s_acc[r][n][1] = exp2f(s_acc[r][n][1] - base[0]);
-        s_acc[r][n][2] = exp2f(s_acc[r][n][2] - base[1]);
-        s_acc[r][n][3] = exp2f(s_acc[r][n][3] - base[1]);
+        s_acc[r][n][0] = exp2f(fmaf(s_acc[r][n][0], scale_log2, -base[0]));
+        s_acc[r][n][1] = exp2f(fmaf(s_acc[r][n][1], scale_log2, -base[0]));
+        s_acc[r][n][2] = exp2f(fmaf(s_acc[r][n][2], scale_log2, -base[1]));
+        s_acc[r][n][3] = exp2f(fmaf(s_acc[r][n][3], scale_log2, -base[1]));
         row_sum[r][0] += s_acc[r][n][0] + s_acc[r][n][1];
         row_sum[r][1] += s_acc[r][n][2] + s_acc[r][n][3];
       }
@@ -281,10 +302,13 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
     for (int s = 0; s < kBlockN / 16; ++s) {
       uint32_t a[kRowTiles][4];
       for (int r = 0; r < kRowTiles; ++r) accumulators_to_a(a[r], s_acc[r][2 * s], s_acc[r][2 * s + 1]);
-      for (int d = 0; d < kOutTiles; ++d) {
-        uint32_t b[2];
-        load_b_from_kn(b, tile_v, kLd, s * 16, d * 8);
-        for (int r = 0; r < kRowTiles; ++r) mma_bf16(o_acc[r][d], a[r], b);
+      for (int d = 0; d < kOutTiles; d += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_pair_from_kn(b0, b1, tile_v, kLd, s * 16, d * 8);
+        for (int r = 0; r < kRowTiles; ++r) {
+          mma_bf16(o_acc[r][d], a[r], b0);
+          mma_bf16(o_acc[r][d + 1], a[r], b1);
+        }
       }
     }
   }
@@ -336,20 +360,25 @@ __global__ void flash_backward_delta_kernel(const bf16* __restrict__ out, const 
   if (lane == 0) delta[row] = sum;
 }
 
-// dQ = scale * accumulator, rounded to bf16.
-__global__ void flash_backward_dq_kernel(const float* __restrict__ dq_accum, bf16* __restrict__ dq,
-                                         size_t count, float scale) {
+// dQ = scale * accumulator, rounded to bf16; four elements per thread (count is a multiple of
+// the head dim, so of 4).
+__global__ void flash_backward_dq_kernel(const float4* __restrict__ dq_accum, uint2* __restrict__ dq,
+                                         size_t count4, float scale) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    dq[i] = __float2bfloat16_rn(dq_accum[i] * scale);
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count4; i += stride) {
+    const float4 x = dq_accum[i];
+    dq[i] = make_uint2(pack_bf16(x.x * scale, x.y * scale), pack_bf16(x.z * scale, x.w * scale));
   }
 }
 
 template <int kHeadDim>
 struct BackwardTiles {
-  static constexpr int kBlockN = 64;                       // keys per block, 16 per warp
-  static constexpr int kBlockM = kHeadDim <= 64 ? 64 : 32;  // queries per step (registers bound D=128)
-  static constexpr int kLd = kHeadDim + 8;
+  // Each warp owns kRowTiles m16 tiles of keys, so every Q/dO fragment read from shared memory
+  // feeds kRowTiles mma (D = 128 keeps one: dK and dV accumulators fill the registers).
+  static constexpr int kRowTiles = kHeadDim <= 64 ? 2 : 1;
+  static constexpr int kBlockN = kWarps * 16 * kRowTiles;  // keys per block: 128 or 64
+  static constexpr int kBlockM = 32;                       // queries per step
+  static constexpr int kLd = kHeadDim + 8;                 // padded rows: ldmatrix without conflicts
   static constexpr int kLdS = kBlockM + 8;                 // dS^T rows in shared memory
   static constexpr int kQueryTileElems = kBlockM * kLd;
   // bf16: sK, sV, sQ[2], sdO[2], sdS; then f32: sLse[2], sDelta[2]
@@ -365,16 +394,19 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
                       const float* __restrict__ delta, float* __restrict__ dq_accum,
                       bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
   using Tiles = BackwardTiles<kHeadDim>;
+  constexpr int kRowTiles = Tiles::kRowTiles;
   constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd, kLdS = Tiles::kLdS;
   constexpr int kDimSteps = kHeadDim / 16;    // k-steps over the head dim
   constexpr int kQuerySteps = kBlockM / 16;   // k-steps over the queries of a tile
   constexpr int kQueryTiles = kBlockM / 8;    // n-tiles of S^T
   constexpr int kOutTiles = kHeadDim / 8;     // n-tiles of dK, dV
+  constexpr int kKeySteps = kBlockN / 16;     // k-steps of dQ = dS K
   // dQ = dS K work split: kQuerySteps row tiles of 16 queries, each shared by kWarpsPerRowTile
-  // warps that take kDqTiles of the head dim's n-tiles each.
+  // warps that take kDqTiles of the head dim's n-tiles each (loaded in pairs).
   constexpr int kWarpsPerRowTile = kWarps / kQuerySteps;
   constexpr int kDqTiles = kOutTiles / kWarpsPerRowTile;
-  static_assert(kWarps % kQuerySteps == 0 && kOutTiles % kWarpsPerRowTile == 0, "dQ split");
+  static_assert(kWarps % kQuerySteps == 0 && kDqTiles % 2 == 0 && kQueryTiles % 2 == 0, "tile split");
+  static_assert(kBlockN % kBlockM == 0, "the first query tile starts at the block's first key");
 
   extern __shared__ __align__(16) unsigned char shared_raw[];
   bf16* sK = reinterpret_cast<bf16*>(shared_raw);
@@ -382,182 +414,217 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
   bf16* sQ = sV + kBlockN * kLd;                  // [2][kBlockM][kLd]
   bf16* sdO = sQ + 2 * Tiles::kQueryTileElems;    // [2][kBlockM][kLd]
   bf16* sdS = sdO + 2 * Tiles::kQueryTileElems;   // [kBlockN][kLdS], dS^T of the current tile
-  float* sLse = reinterpret_cast<float*>(sdS + kBlockN * kLdS);  // [2][kBlockM], log2 units
+  float* sLse = reinterpret_cast<float*>(sdS + kBlockN * kLdS);  // [2][kBlockM], natural log
   float* sDelta = sLse + 2 * kBlockM;                             // [2][kBlockM]
 
-  const int n_block = blockIdx.x;  // low key tiles see the most queries: they launch first
-  const int n0 = n_block * kBlockN;
+  const int n0 = blockIdx.x * kBlockN;  // low key blocks see the most queries: they launch first
   const size_t head = static_cast<size_t>(blockIdx.y) * seq * kHeadDim;
   q += head; k += head; v += head; d_out += head; dq_accum += head; dk += head; dv += head;
   lse += static_cast<size_t>(blockIdx.y) * seq;
   delta += static_cast<size_t>(blockIdx.y) * seq;
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-  const int key_a = n0 + warp * 16 + g, key_b = key_a + 8;  // this thread's two key rows
+  // Key row tile r of this warp starts at warp_key0 + 16 r; this thread holds rows +g and +g+8.
+  const int warp_key0 = n0 + warp * 16 * kRowTiles;
+  const int warp_local0 = warp_key0 - n0;  // the same rows in sK, sV, sdS
 
   // Causal: query tiles from the one holding key n0 to the end.
   const int m_first = n0 / kBlockM;
   const int m_end = (seq + kBlockM - 1) / kBlockM;
 
-  // Rows of lse (pre-scaled to log2 units) and delta for query tile m into buffer `buffer`;
-  // plain stores, made visible by the barrier at the top of the iteration that reads them.
-  auto load_row_stats = [&](int m, int buffer) {
-    for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
-      const int query = m * kBlockM + i;
-      sLse[buffer * kBlockM + i] = query < seq ? lse[query] * kLog2e : 0.0f;
-      sDelta[buffer * kBlockM + i] = query < seq ? delta[query] : 0.0f;
+  // Q, dO, lse and delta of query tile m into buffer `buffer`, one cp.async group (rows past
+  // the end are zero-filled).
+  auto load_query_tile = [&](int m, int buffer) {
+    load_tile_async<kBlockM, kHeadDim>(sQ + buffer * Tiles::kQueryTileElems, kLd, q, m * kBlockM, seq);
+    load_tile_async<kBlockM, kHeadDim>(sdO + buffer * Tiles::kQueryTileElems, kLd, d_out, m * kBlockM, seq);
+    for (int i = threadIdx.x; i < 2 * kBlockM; i += kThreads) {
+      const int local = i % kBlockM, query = m * kBlockM + local;
+      const bool valid = query < seq;
+      const float* source = (i < kBlockM ? lse : delta) + (valid ? query : 0);
+      cp_async_4((i < kBlockM ? sLse : sDelta) + buffer * kBlockM + local, source, valid);
     }
+    cp_async_commit();
   };
 
   load_tile_async<kBlockN, kHeadDim>(sK, kLd, k, n0, seq);
   load_tile_async<kBlockN, kHeadDim>(sV, kLd, v, n0, seq);
-  load_tile_async<kBlockM, kHeadDim>(sQ, kLd, q, m_first * kBlockM, seq);
-  load_tile_async<kBlockM, kHeadDim>(sdO, kLd, d_out, m_first * kBlockM, seq);
-  cp_async_commit();
-  load_row_stats(m_first, 0);
+  load_query_tile(m_first, 0);  // one group with K and V
 
-  float dk_acc[kOutTiles][4], dv_acc[kOutTiles][4];
-  for (int d = 0; d < kOutTiles; ++d) {
-    for (int e = 0; e < 4; ++e) dk_acc[d][e] = dv_acc[d][e] = 0.0f;
+  float dk_acc[kRowTiles][kOutTiles][4], dv_acc[kRowTiles][kOutTiles][4];
+  for (int r = 0; r < kRowTiles; ++r) {
+    for (int d = 0; d < kOutTiles; ++d) {
+      for (int e = 0; e < 4; ++e) dk_acc[r][d][e] = dv_acc[r][d][e] = 0.0f;
+    }
   }
 
   for (int m = m_first; m < m_end; ++m) {
     const int buffer = (m - m_first) & 1;
     cp_async_wait_all();
     __syncthreads();  // tile m visible; every warp is done with tile m-1 (and its sdS)
-    if (m + 1 < m_end) {
-      const int next = buffer ^ 1;
-      load_tile_async<kBlockM, kHeadDim>(sQ + next * Tiles::kQueryTileElems, kLd, q, (m + 1) * kBlockM, seq);
-      load_tile_async<kBlockM, kHeadDim>(sdO + next * Tiles::kQueryTileElems, kLd, d_out, (m + 1) * kBlockM, seq);
-      cp_async_commit();
-      load_row_stats(m + 1, next);
-    }
+    if (m + 1 < m_end) load_query_tile(m + 1, buffer ^ 1);
     const bf16* tile_q = sQ + buffer * Tiles::kQueryTileElems;
     const bf16* tile_do = sdO + buffer * Tiles::kQueryTileElems;
     const float* tile_lse = sLse + buffer * kBlockM;
     const float* tile_delta = sDelta + buffer * kBlockM;
     const int m0 = m * kBlockM;
 
-    // S^T = K Q^T: this warp's 16 keys x kBlockM queries
-    float p_acc[kQueryTiles][4];
-    for (int n = 0; n < kQueryTiles; ++n) p_acc[n][0] = p_acc[n][1] = p_acc[n][2] = p_acc[n][3] = 0.0f;
-    for (int s = 0; s < kDimSteps; ++s) {
-      uint32_t a[4];
-      load_a(a, sK, kLd, warp * 16, s * 16);
+    // dS^T of this warp's keys x the tile's queries (zero where P is zero).
+    float ds_acc[kRowTiles][kQueryTiles][4];
+    for (int r = 0; r < kRowTiles; ++r) {
+      for (int n = 0; n < kQueryTiles; ++n) ds_acc[r][n][0] = ds_acc[r][n][1] = ds_acc[r][n][2] = ds_acc[r][n][3] = 0.0f;
+    }
+    // Causal: when all of this warp's keys come after the tile's last query, P and dS are zero.
+    if (warp_key0 < m0 + kBlockM) {
+      // S^T = K Q^T: this warp's keys x kBlockM queries
+      float p_acc[kRowTiles][kQueryTiles][4];
+      for (int r = 0; r < kRowTiles; ++r) {
+        for (int n = 0; n < kQueryTiles; ++n) p_acc[r][n][0] = p_acc[r][n][1] = p_acc[r][n][2] = p_acc[r][n][3] = 0.0f;
+      }
+      for (int s = 0; s < kDimSteps; ++s) {
+        uint32_t a[kRowTiles][4];
+        for (int r = 0; r < kRowTiles; ++r) load_a(a[r], sK, kLd, warp_local0 + 16 * r, s * 16);
+        for (int n = 0; n < kQueryTiles; n += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_pair_from_nk(b0, b1, tile_q, kLd, n * 8, s * 16);
+          for (int r = 0; r < kRowTiles; ++r) {
+            mma_bf16(p_acc[r][n], a[r], b0);
+            mma_bf16(p_acc[r][n + 1], a[r], b1);
+          }
+        }
+      }
+
+      // This thread's queries: columns n * 8 + 2t + j; lse in log2 units.
+      float query_lse[kQueryTiles][2], query_delta[kQueryTiles][2];
       for (int n = 0; n < kQueryTiles; ++n) {
-        uint32_t b[2];
-        load_b_from_nk(b, tile_q, kLd, n * 8, s * 16);
-        mma_bf16(p_acc[n], a, b);
+        for (int j = 0; j < 2; ++j) {
+          query_lse[n][j] = tile_lse[n * 8 + 2 * t + j] * kLog2e;
+          query_delta[n][j] = tile_delta[n * 8 + 2 * t + j];
+        }
+      }
+
+      // P^T = exp(scale S^T - lse), zero where the query precedes the key or either is past the end
+      const bool needs_mask = m0 < warp_key0 + 16 * kRowTiles || m0 + kBlockM > seq ||
+                              warp_key0 + 16 * kRowTiles > seq;
+      for (int r = 0; r < kRowTiles; ++r) {
+        for (int n = 0; n < kQueryTiles; ++n) {
+          for (int e = 0; e < 4; ++e) {
+            const int query = m0 + n * 8 + 2 * t + (e & 1);
+            const int key = warp_key0 + 16 * r + g + (e < 2 ? 0 : 8);
+            const float p = exp2f(p_acc[r][n][e] * scale_log2 - query_lse[n][e & 1]);
+            p_acc[r][n][e] = (needs_mask && (query < key || query >= seq || key >= seq)) ? 0.0f : p;
+          }
+        }
+      }
+
+      // dV += P^T dO
+      for (int s = 0; s < kQuerySteps; ++s) {
+        uint32_t a[kRowTiles][4];
+        for (int r = 0; r < kRowTiles; ++r) accumulators_to_a(a[r], p_acc[r][2 * s], p_acc[r][2 * s + 1]);
+        for (int d = 0; d < kOutTiles; d += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_pair_from_kn(b0, b1, tile_do, kLd, s * 16, d * 8);
+          for (int r = 0; r < kRowTiles; ++r) {
+            mma_bf16(dv_acc[r][d], a[r], b0);
+            mma_bf16(dv_acc[r][d + 1], a[r], b1);
+          }
+        }
+      }
+
+      // dP^T = V dO^T, then dS^T = P^T (dP^T - delta) (unscaled; the scale is applied to dK, dQ)
+      for (int s = 0; s < kDimSteps; ++s) {
+        uint32_t a[kRowTiles][4];
+        for (int r = 0; r < kRowTiles; ++r) load_a(a[r], sV, kLd, warp_local0 + 16 * r, s * 16);
+        for (int n = 0; n < kQueryTiles; n += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_pair_from_nk(b0, b1, tile_do, kLd, n * 8, s * 16);
+          for (int r = 0; r < kRowTiles; ++r) {
+            mma_bf16(ds_acc[r][n], a[r], b0);
+            mma_bf16(ds_acc[r][n + 1], a[r], b1);
+          }
+        }
+      }
+      for (int r = 0; r < kRowTiles; ++r) {
+        for (int n = 0; n < kQueryTiles; ++n) {
+          for (int e = 0; e < 4; ++e) ds_acc[r][n][e] = p_acc[r][n][e] * (ds_acc[r][n][e] - query_delta[n][e & 1]);
+        }
+      }
+
+      // dK += dS^T Q
+      for (int s = 0; s < kQuerySteps; ++s) {
+        uint32_t a[kRowTiles][4];
+        for (int r = 0; r < kRowTiles; ++r) accumulators_to_a(a[r], ds_acc[r][2 * s], ds_acc[r][2 * s + 1]);
+        for (int d = 0; d < kOutTiles; d += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_pair_from_kn(b0, b1, tile_q, kLd, s * 16, d * 8);
+          for (int r = 0; r < kRowTiles; ++r) {
+            mma_bf16(dk_acc[r][d], a[r], b0);
+            mma_bf16(dk_acc[r][d + 1], a[r], b1);
+          }
+        }
       }
     }
 
-    // P^T = exp(scale S^T - lse), zero where the query precedes the key or either is past the end
-    const bool needs_mask = m0 < n0 + kBlockN || m0 + kBlockM > seq || n0 + kBlockN > seq;
-    for (int n = 0; n < kQueryTiles; ++n) {
-      for (int e = 0; e < 4; ++e) {
-        const int local_query = n * 8 + 2 * t + (e & 1);
-        const int query = m0 + local_query;
-        const int key = e < 2 ? key_a : key_b;
-        const float p = exp2f(p_acc[n][e] * scale_log2 - tile_lse[local_query]);
-        p_acc[n][e] = (needs_mask && (query < key || query >= seq || key >= seq)) ? 0.0f : p;
-      }
-    }
-
-    // dV += P^T dO
-    for (int s = 0; s < kQuerySteps; ++s) {
-      uint32_t a[4];
-      accumulators_to_a(a, p_acc[2 * s], p_acc[2 * s + 1]);
-      for (int d = 0; d < kOutTiles; ++d) {
-        uint32_t b[2];
-        load_b_from_kn(b, tile_do, kLd, s * 16, d * 8);
-        mma_bf16(dv_acc[d], a, b);
-      }
-    }
-
-    // dP^T = V dO^T, then dS^T = P^T (dP^T - delta) (unscaled; the scale is applied to dK, dQ)
-    float ds_acc[kQueryTiles][4];
-    for (int n = 0; n < kQueryTiles; ++n) ds_acc[n][0] = ds_acc[n][1] = ds_acc[n][2] = ds_acc[n][3] = 0.0f;
-    for (int s = 0; s < kDimSteps; ++s) {
-      uint32_t a[4];
-      load_a(a, sV, kLd, warp * 16, s * 16);
+    // dS^T to shared memory: dQ needs all keys of the block, spread over the warps.
+    for (int r = 0; r < kRowTiles; ++r) {
+      const int row = warp_local0 + 16 * r + g;
       for (int n = 0; n < kQueryTiles; ++n) {
-        uint32_t b[2];
-        load_b_from_nk(b, tile_do, kLd, n * 8, s * 16);
-        mma_bf16(ds_acc[n], a, b);
+        const int col = n * 8 + 2 * t;
+        *reinterpret_cast<uint32_t*>(sdS + row * kLdS + col) = pack_bf16(ds_acc[r][n][0], ds_acc[r][n][1]);
+        *reinterpret_cast<uint32_t*>(sdS + (row + 8) * kLdS + col) = pack_bf16(ds_acc[r][n][2], ds_acc[r][n][3]);
       }
-    }
-    for (int n = 0; n < kQueryTiles; ++n) {
-      for (int e = 0; e < 4; ++e) {
-        const int local_query = n * 8 + 2 * t + (e & 1);
-        ds_acc[n][e] = p_acc[n][e] * (ds_acc[n][e] - tile_delta[local_query]);
-      }
-    }
-
-    // dK += dS^T Q
-    for (int s = 0; s < kQuerySteps; ++s) {
-      uint32_t a[4];
-      accumulators_to_a(a, ds_acc[2 * s], ds_acc[2 * s + 1]);
-      for (int d = 0; d < kOutTiles; ++d) {
-        uint32_t b[2];
-        load_b_from_kn(b, tile_q, kLd, s * 16, d * 8);
-        mma_bf16(dk_acc[d], a, b);
-      }
-    }
-
-    // dS^T to shared memory: dQ needs all 64 keys of the block, spread over the 4 warps.
-    for (int n = 0; n < kQueryTiles; ++n) {
-      const int col = n * 8 + 2 * t;
-      const int row = warp * 16 + g;
-      *reinterpret_cast<uint32_t*>(sdS + row * kLdS + col) = pack_bf16(ds_acc[n][0], ds_acc[n][1]);
-      *reinterpret_cast<uint32_t*>(sdS + (row + 8) * kLdS + col) = pack_bf16(ds_acc[n][2], ds_acc[n][3]);
     }
     __syncthreads();  // sdS complete before any warp reads it
 
-    // dQ[m0 + ...] += dS K over this block's keys: A(query, key) = sdS[key][query], B = K[key][d]
+    // dQ[m0 + ...] += dS K over this block's keys: A(query, key) = sdS[key][query], B = K[key][d].
+    // Keys after the tile's last query have dS = 0: their k-steps are skipped.
     {
       const int row_tile = warp % kQuerySteps;
       const int d_first = warp / kQuerySteps * kDqTiles;
+      const int key_steps = min(kKeySteps, (m0 + kBlockM - n0 + 15) / 16);
       float dq_acc[kDqTiles][4];
       for (int d = 0; d < kDqTiles; ++d) dq_acc[d][0] = dq_acc[d][1] = dq_acc[d][2] = dq_acc[d][3] = 0.0f;
-      for (int s = 0; s < kBlockN / 16; ++s) {
+      for (int s = 0; s < kKeySteps; ++s) {
+        if (s >= key_steps) break;
         uint32_t a[4];
         load_a_transposed(a, sdS, kLdS, row_tile * 16, s * 16);
-        for (int d = 0; d < kDqTiles; ++d) {
-          uint32_t b[2];
-          load_b_from_kn(b, sK, kLd, s * 16, (d_first + d) * 8);
-          mma_bf16(dq_acc[d], a, b);
+        for (int d = 0; d < kDqTiles; d += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_pair_from_kn(b0, b1, sK, kLd, s * 16, (d_first + d) * 8);
+          mma_bf16(dq_acc[d], a, b0);
+          mma_bf16(dq_acc[d + 1], a, b1);
         }
       }
       const int query_a = m0 + row_tile * 16 + g, query_b = query_a + 8;
       for (int d = 0; d < kDqTiles; ++d) {
         const int col = (d_first + d) * 8 + 2 * t;
         if (query_a < seq) {
-          float* dst = dq_accum + static_cast<size_t>(query_a) * kHeadDim + col;
-          atomicAdd(dst, dq_acc[d][0]);
-          atomicAdd(dst + 1, dq_acc[d][1]);
+          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query_a) * kHeadDim + col),
+                    make_float2(dq_acc[d][0], dq_acc[d][1]));
         }
         if (query_b < seq) {
-          float* dst = dq_accum + static_cast<size_t>(query_b) * kHeadDim + col;
-          atomicAdd(dst, dq_acc[d][2]);
-          atomicAdd(dst + 1, dq_acc[d][3]);
+          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query_b) * kHeadDim + col),
+                    make_float2(dq_acc[d][2], dq_acc[d][3]));
         }
       }
     }
   }
 
   // Epilogue: dK carries the softmax scale; store rows inside the sequence.
-  for (int d = 0; d < kOutTiles; ++d) {
-    const int col = d * 8 + 2 * t;
-    if (key_a < seq) {
-      *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_a) * kHeadDim + col) =
-          pack_bf16(dk_acc[d][0] * scale, dk_acc[d][1] * scale);
-      *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_a) * kHeadDim + col) =
-          pack_bf16(dv_acc[d][0], dv_acc[d][1]);
-    }
-    if (key_b < seq) {
-      *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_b) * kHeadDim + col) =
-          pack_bf16(dk_acc[d][2] * scale, dk_acc[d][3] * scale);
-      *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_b) * kHeadDim + col) =
-          pack_bf16(dv_acc[d][2], dv_acc[d][3]);
+  for (int r = 0; r < kRowTiles; ++r) {
+    const int key_a = warp_key0 + 16 * r + g, key_b = key_a + 8;
+    for (int d = 0; d < kOutTiles; ++d) {
+      const int col = d * 8 + 2 * t;
+      if (key_a < seq) {
+        *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_a) * kHeadDim + col) =
+            pack_bf16(dk_acc[r][d][0] * scale, dk_acc[r][d][1] * scale);
+        *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_a) * kHeadDim + col) =
+            pack_bf16(dv_acc[r][d][0], dv_acc[r][d][1]);
+      }
+      if (key_b < seq) {
+        *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(key_b) * kHeadDim + col) =
+            pack_bf16(dk_acc[r][d][2] * scale, dk_acc[r][d][3] * scale);
+        *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(key_b) * kHeadDim + col) =
+            pack_bf16(dv_acc[r][d][2], dv_acc[r][d][3]);
+      }
     }
   }
 }
@@ -609,9 +676,11 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
   OOMLAB_CUDA_CHECK_LAUNCH();
 
   constexpr unsigned kBlock = 256;
-  unsigned blocks = ceil_div(elements, kBlock);
+  const size_t count4 = elements / 4;
+  unsigned blocks = ceil_div(count4, kBlock);
   if (blocks > 65535u * 8) blocks = 65535u * 8;  // grid-stride beyond this
-  flash_backward_dq_kernel<<<blocks, kBlock, 0, stream>>>(dq_accum, static_cast<bf16*>(dq), elements, scale);
+  flash_backward_dq_kernel<<<blocks, kBlock, 0, stream>>>(reinterpret_cast<const float4*>(dq_accum),
+                                                          static_cast<uint2*>(dq), count4, scale);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
