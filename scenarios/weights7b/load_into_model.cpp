@@ -26,7 +26,8 @@ std::vector<NamedSlice> map_checkpoint_names(model::Transformer& model) {
   model::ParameterTensors& p = model.params();
   const std::int64_t C = config.channels;
   std::vector<NamedSlice> slices;
-  slices.push_back({"model.embed_tokens.weight", p.wte});
+  // The model's vocabulary rows are padded to a multiple of 64: the checkpoint fills the real ones.
+  slices.push_back({"model.embed_tokens.weight", p.wte.slice(0, config.vocab)});
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const std::string prefix = "model.layers." + std::to_string(l) + ".";
     const Tensor qkv = model::layer_slice(p.qkv_w, l);  // (3C, C): rows q, then k, then v
@@ -41,7 +42,7 @@ std::vector<NamedSlice> map_checkpoint_names(model::Transformer& model) {
     slices.push_back({prefix + "mlp.down_proj.weight", model::layer_slice(p.proj_w, l)});
   }
   slices.push_back({"model.norm.weight", p.lnf_w});
-  slices.push_back({"lm_head.weight", p.lm_head});
+  slices.push_back({"lm_head.weight", p.lm_head.slice(0, config.vocab)});
   return slices;
 }
 
@@ -104,7 +105,15 @@ std::vector<float> forward_logits(Device& device, const safetensors::LlamaShape&
   const Tensor tokens = Tensor::from_host(device, {1, T}, DType::i32, ids);
   const Tensor targets = Tensor::from_host(device, {1, T}, DType::i32, next);
   transformer.forward(tokens, targets, std::nullopt);
-  return transformer.logits().to_host_f32();
+  const std::vector<float> padded = transformer.logits().to_host_f32();  // (T, padded vocab)
+  const std::int64_t V = shape.vocab, padded_vocab = transformer.config().padded_vocab();
+  std::vector<float> logits;
+  logits.reserve(static_cast<std::size_t>(T * V));
+  for (std::int64_t t = 0; t < T; ++t) {
+    const auto row = padded.begin() + t * padded_vocab;
+    logits.insert(logits.end(), row, row + V);
+  }
+  return logits;
 }
 
 }  // namespace oomlab::scenarios::weights7b

@@ -196,6 +196,41 @@ TEST(CrossEntropy, InPlaceGradientEqualsSeparateOutput) {
   EXPECT_EQ(losses.to_host_f32(), expected_loss);
 }
 
+// A vocabulary padded to a multiple of 64: the padding columns change nothing in the loss, and
+// the real columns' gradients equal those of the unpadded logits; padding gets gradient 0.
+TEST(CrossEntropy, PaddedVocabularyColumnsAreIgnored) {
+  const std::int64_t N = 4, V = 37, padded = 64;
+  Tensor logits = random_tensor(host_device(), {N, V}, DType::f32, 51, -3, 3);
+  Tensor padded_logits = random_tensor(host_device(), {N, padded}, DType::f32, 52, -3, 3);
+  std::vector<float> real = logits.to_host_f32(), wide = padded_logits.to_host_f32();
+  for (std::int64_t r = 0; r < N; ++r) {
+    for (std::int64_t v = 0; v < V; ++v) wide[r * padded + v] = real[r * V + v];
+  }
+  padded_logits = Tensor::from_host(host_device(), {N, padded}, DType::f32, wide);
+  Tensor targets = Tensor::from_host(host_device(), {N}, DType::i32, random_indices(N, V, 53));
+  Tensor losses = Tensor::empty(host_device(), {N}, DType::f32), padded_losses = Tensor::empty(host_device(), {N}, DType::f32);
+  Tensor dlogits = Tensor::empty(host_device(), {N, V}, DType::f32);
+  Tensor padded_dlogits = Tensor::empty(host_device(), {N, padded}, DType::f32);
+  softmax_cross_entropy(losses, dlogits, logits, targets, 0.5f);
+  softmax_cross_entropy(padded_losses, padded_dlogits, padded_logits, targets, 0.5f, V);
+  EXPECT_EQ(padded_losses.to_host_f32(), losses.to_host_f32());
+  std::vector<float> grad = dlogits.to_host_f32(), padded_grad = padded_dlogits.to_host_f32();
+  for (std::int64_t r = 0; r < N; ++r) {
+    for (std::int64_t v = 0; v < padded; ++v) {
+      float expected = v < V ? grad[r * V + v] : 0.0f;
+      ASSERT_EQ(padded_grad[r * padded + v], expected) << "row " << r << " column " << v;
+    }
+  }
+  Tensor beyond = Tensor::from_host(host_device(), {1}, DType::i32, {float(V)});
+  Tensor one_loss = Tensor::empty(host_device(), {1}, DType::f32);
+  Tensor none;
+  Tensor one_row = padded_logits.slice(0, 1);
+  EXPECT_THROW(softmax_cross_entropy(one_loss, none, one_row, beyond, 1.0f, V), std::invalid_argument)
+      << "a target in the padding";
+  EXPECT_THROW(softmax_cross_entropy(padded_losses, none, padded_logits, targets, 1.0f, padded + 1),
+               std::invalid_argument);
+}
+
 TEST(RowOpsDry, ShapeChecksThrow) {
   Device& dry = dry_device();
   Tensor x = Tensor::empty(dry, {16, 768}, DType::bf16);

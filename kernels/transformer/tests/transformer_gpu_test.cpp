@@ -171,6 +171,15 @@ TEST(TransformerGpu, CrossEntropyFusedWithBackward) {
       EXPECT_TRUE(testing::all_close(logits.cuda.to_host_f32(), dlogits.host.to_host_f32(),
                                      {tolerance_for(dtype).atol * 1e-2, tolerance_for(dtype).rtol}, "in place"));
     }
+    // GPT-2's vocabulary padded to 50304 columns: the padding takes no part.
+    const std::int64_t N = 6, V = 50257, padded = 50304;
+    Pair logits = random_pair({N, padded}, dtype, 16, -5, 5);
+    Pair targets = values_pair({N}, DType::i32, random_indices(N, V, 17));
+    Pair losses = output_pair({N}, DType::f32), dlogits = output_pair({N, padded}, dtype);
+    softmax_cross_entropy(losses.host, dlogits.host, logits.host, targets.host, 1.0f / N, V);
+    softmax_cross_entropy(losses.cuda, dlogits.cuda, logits.cuda, targets.cuda, 1.0f / N, V);
+    EXPECT_TRUE(pair_close(losses, {1e-4, 1e-4}, "padded losses"));
+    EXPECT_TRUE(pair_close(dlogits, {tolerance_for(dtype).atol * 1e-2, tolerance_for(dtype).rtol}, "padded dlogits"));
   }
 }
 

@@ -12,7 +12,7 @@ std::size_t bytes_of(const Shape& shape, DType dtype) {
 ActivationShapes activation_shapes(const TransformerConfig& c, std::int64_t B, std::int64_t T) {
   const std::int64_t C = c.channels, H = c.heads, D = c.head_dim();
   return ActivationShapes{{B, T, C},    {B, T, 3 * C}, {B, H, T, D},       {B, H, T, T},
-                          {B, H, T},    {B, T, c.ffn}, {B * T},            {B, T, c.vocab}};
+                          {B, H, T},    {B, T, c.ffn}, {B * T},            {B, T, c.padded_vocab()}};
 }
 
 std::size_t block_activation_bytes(const TransformerConfig& config, const TrainOptions& options,

@@ -3,7 +3,7 @@
 namespace oomlab::model {
 
 std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
-  const std::int64_t V = c.vocab, T = c.max_seq, L = c.layers, C = c.channels, F = c.ffn;
+  const std::int64_t V = c.padded_vocab(), T = c.max_seq, L = c.layers, C = c.channels, F = c.ffn;
   using P = ParameterTensors;
   const bool gpt2 = c.is_gpt2();
   std::vector<ParameterSpec> specs;

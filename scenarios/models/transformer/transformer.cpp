@@ -244,7 +244,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   losses_ = Tensor::empty(device_, shapes_.rows, DType::f32);
   Tensor none;
   ops::softmax_cross_entropy(losses_, dloss ? logits_ : none, logits_, targets.view(shapes_.rows),
-                             dloss.value_or(0.0f));
+                             dloss.value_or(0.0f), config_.vocab);  // padding columns ignored
   has_dlogits_ = dloss.has_value();
 }
 

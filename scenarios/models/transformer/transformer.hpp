@@ -81,7 +81,7 @@ class Transformer {
   std::vector<Tensor> residual_;
   std::vector<BlockActivations> blocks_;  // empty when checkpointing
   Tensor lnf_, lnf_mean_, lnf_rstd_;      // (B, T, C), (B*T), (B*T)
-  Tensor logits_;                         // (B, T, V): dlogits after a forward with dloss
+  Tensor logits_;                         // (B, T, padded V): dlogits after a forward with dloss
   Tensor losses_;                         // (B*T) f32
   bool has_dlogits_ = false;
 };

@@ -147,9 +147,15 @@ TEST(TransformerInputs, BadShapesAndBackwardWithoutDlossThrowClearly) {
 TEST(TransformerPresets, ParameterCountsMatchTheModels) {
   EXPECT_EQ(transformer_preset("gpt2-124m").parameter_count(), 124439808u);
   EXPECT_EQ(transformer_preset("llama-7b").parameter_count(), 6738415616u);
+  EXPECT_EQ(transformer_preset("gpt2-124m").padded_vocab(), 50304);
   for (const std::string& name : transformer_preset_names()) {
     const TransformerConfig config = transformer_preset(name);
-    EXPECT_EQ(config.parameter_count(), parameter_elements(config)) << name;
+    // The tensors hold the padded vocabulary rows (one table for gpt2, two for llama) on top.
+    const std::size_t padding_rows = static_cast<std::size_t>(config.padded_vocab() - config.vocab) *
+                                     (config.is_gpt2() ? 1 : 2);
+    EXPECT_EQ(config.parameter_count() + padding_rows * static_cast<std::size_t>(config.channels),
+              parameter_elements(config)) << name;
+    EXPECT_EQ(config.padded_vocab() % 64, 0) << name;
   }
 }
 
