@@ -13,8 +13,9 @@
 // are the ones the scenarios use), stride >= 1, padding >= 0.
 //
 // CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
-// activations into shared memory on the fly). bf16 runs on tensor cores (wmma m16n16k16, f32
-// accumulate); f32 uses FMA tiles. Results are deterministic (no atomics).
+// activations into shared memory on the fly). bf16/f16 run on tensor cores (ldmatrix + mma.sync
+// m16n8k16, f32 accumulate, a 3-4 stage cp.async pipeline); f32 uses FMA tiles. Results are
+// deterministic (no atomics).
 #pragma once
 #include <cstddef>
 #include <cstdint>

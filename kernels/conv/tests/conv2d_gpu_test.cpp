@@ -1,7 +1,8 @@
 // The implicit-GEMM conv2d kernels (forward, backward-data, backward-weight + bias) against the
 // CPU reference on seeded random data, for f32, bf16 and f16 and shapes that exercise every path:
-// odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), narrow outputs
-// (128x16 tiles), tails of every tile dim, 3x3 and 4x4, stride 1 and 2, padding 0-2.
+// odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), every tile
+// shape (narrow 8/16-wide, 64-wide, 128x128), tails of every tile dim, 3x3 and 4x4, stride 1
+// and 2, padding 0-2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,6 +98,8 @@ std::vector<ConvCase> all_cases() {
       {{{3, 9, 11, 16}, {70, 3, 3, 16}}, {2, 0}},     // N tail across two 64-wide tiles
       {{{1, 9, 7, 8}, {16, 3, 3, 8}}, {1, 2}},        // padding 2, 8 channels (one vector)
       {{{2, 8, 8, 24}, {40, 1, 1, 24}}, {1, 0}},      // 1x1
+      {{{1, 8, 9, 64}, {256, 3, 3, 64}}, {1, 1}},     // 64 -> 256: 128x128 tiles, two N tiles
+      {{{1, 10, 12, 128}, {64, 3, 3, 128}}, {1, 1}},  // backward-data with N = c = 128
   };
   std::vector<ConvCase> cases;
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {

@@ -1,0 +1,386 @@
+// The implicit-GEMM engine behind conv2d (conv2d.cu supplies the three GEMM views).
+//
+// C(M x N) = A(M x Kd) * B(Kd x N), operands gathered from the tensors by a view:
+//   view.a_row(m) / view.b_row(n)        per-row precomputation, fixed for the whole kernel
+//   view.a_k(kk) / view.b_k(kk)          per-reduction-index decode (tap, channel or pixel)
+//   view.a_offset(row, k), b_offset      element offset, or -1 for a zero (padding, tails)
+//   view.out_index(m, n), out_value      where C goes and what is stored (bias, rounding)
+//   kAAlongK / kBAlongK / kOutAlongM     which dim of each operand / of C is contiguous
+// Each thread's copy slots are fixed for the whole kernel, so per k-tile a thread decodes only
+// the reduction indices it touches (one for operands contiguous along Kd) with FastDivmod.
+//
+// Pipeline: Stages-deep ring of shared-memory tiles filled by 16-byte cp.async (zero-filled for
+// padding), one __syncthreads per k-tile; element-by-element copies when the contiguous extent
+// is not a multiple of 16 bytes. Rows are padded by 16 bytes (32 when needed) so each ldmatrix
+// phase touches 8 distinct 16-byte bank groups (conflict-free).
+// Compute: bf16/f16 on tensor cores (ldmatrix + mma.sync m16n8k16, f32 accumulate), one warp
+// per (BM/WarpsM x BN/WarpsN) tile; f32 by FMA on 16x16 threads' register tiles.
+// Epilogue: accumulators -> out_value -> Out in a shared tile, then 16-byte stores along the
+// output's contiguous dim.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "harness/device/cuda_check.hpp"
+#include "kernels/conv/mma_sm80.cuh"
+#include "kernels/core/check.hpp"
+#include "kernels/core/cuda_types.cuh"
+#include "kernels/core/launch.cuh"
+
+namespace oomlab::ops::detail {
+
+template <class T, int BM_, int BN_, int WarpsM_, int WarpsN_, int Stages_>
+struct GemmConfig {
+  static constexpr bool kTensorCores = !std::is_same_v<T, float>;
+  static constexpr int BM = BM_, BN = BN_, WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
+  static constexpr int BK = kTensorCores ? 32 : 16;
+  static constexpr int kThreads = kTensorCores ? WarpsM * WarpsN * 32 : 256;  // f32: 16 x 16 threads
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte copy
+  static_assert(!kTensorCores || (BM % (16 * WarpsM) == 0 && BN % (8 * WarpsN) == 0), "warp tiles");
+  static_assert(kTensorCores || (BM % 16 == 0 && BN % 16 == 0), "f32 thread tiles");
+  static_assert(Stages >= 2, "at least double buffering");
+};
+
+// Padding (elements) that makes a row of `chunks` 16-byte chunks an odd number of chunks long:
+// 8 consecutive rows then start in 8 different bank groups.
+constexpr int odd_chunk_pad(int chunks, int vec) { return chunks % 2 == 0 ? vec : 2 * vec; }
+
+// One operand tile (Rows x BK) in shared memory. AlongK: [Rows][BK + pad] (kk contiguous);
+// else [BK][Rows + pad] (the row index contiguous).
+template <class Cfg, int Rows, bool AlongK>
+struct OperandTile {
+  static constexpr int kContiguous = AlongK ? Cfg::BK : Rows;
+  static constexpr int kLd = kContiguous + odd_chunk_pad(kContiguous / Cfg::kVec, Cfg::kVec);
+  static constexpr int kElements = (AlongK ? Rows : Cfg::BK) * kLd;
+  static_assert(kContiguous % Cfg::kVec == 0, "whole 16-byte chunks per row");
+  static __device__ __forceinline__ int index(int row, int kk) {
+    return AlongK ? row * kLd + kk : kk * kLd + row;
+  }
+};
+
+// The A or B side of a view, so one loader serves both.
+template <class View>
+struct ASide {
+  static constexpr bool kAlongK = View::kAAlongK;
+  using Row = typename View::ARow;
+  using K = typename View::AK;
+  static __device__ __forceinline__ Row row(const View& v, int m) { return v.a_row(m); }
+  static __device__ __forceinline__ K k(const View& v, int kk) { return v.a_k(kk); }
+  static __device__ __forceinline__ std::int64_t offset(const View& v, const Row& r, const K& k) {
+    return v.a_offset(r, k);
+  }
+  static __device__ __forceinline__ const typename View::Elem* source(const View& v) { return v.a; }
+};
+template <class View>
+struct BSide {
+  static constexpr bool kAlongK = View::kBAlongK;
+  using Row = typename View::BRow;
+  using K = typename View::BK;
+  static __device__ __forceinline__ Row row(const View& v, int n) { return v.b_row(n); }
+  static __device__ __forceinline__ K k(const View& v, int kk) { return v.b_k(kk); }
+  static __device__ __forceinline__ std::int64_t offset(const View& v, const Row& r, const K& k) {
+    return v.b_offset(r, k);
+  }
+  static __device__ __forceinline__ const typename View::Elem* source(const View& v) { return v.b; }
+};
+
+// Fills one operand tile for the k-tile starting at k0. Vectorised: thread slots are fixed, so
+// AlongK tiles keep one reduction column per thread (decoded once per k-tile) and precompute
+// their rows once; the others keep one row and decode a reduction index per copy.
+template <class View, class Side, class Cfg, int Rows, bool Vectorised>
+struct OperandLoader {
+  using T = typename View::Elem;
+  using Tile = OperandTile<Cfg, Rows, Side::kAlongK>;
+  static constexpr bool kAlongK = Side::kAlongK;
+  static constexpr int kVecPerLine = Tile::kContiguous / Cfg::kVec;  // 16-byte copies per smem row
+  static constexpr int kVectors = Rows * Cfg::BK / Cfg::kVec;
+  static constexpr int kIters = (kVectors + Cfg::kThreads - 1) / Cfg::kThreads;
+  static_assert(Cfg::kThreads % kVecPerLine == 0 || kVectors <= Cfg::kThreads,
+                "a thread's contiguous-dim slot is fixed");
+  static_assert(Cfg::kThreads % Cfg::BK == 0, "element copies: one reduction column per thread");
+
+  typename Side::Row rows[kAlongK ? kIters : 1];
+
+  __device__ OperandLoader(const View& view, int row0) {
+    if constexpr (Vectorised) {
+      if constexpr (kAlongK) {
+#pragma unroll
+        for (int i = 0; i < kIters; ++i) {
+          const int v = threadIdx.x + i * Cfg::kThreads;
+          rows[i] = Side::row(view, row0 + v / kVecPerLine);
+        }
+      } else {
+        rows[0] = Side::row(view, row0 + threadIdx.x % kVecPerLine * Cfg::kVec);
+      }
+    }
+  }
+
+  __device__ __forceinline__ void load(const View& view, T* tile, int row0, int k0) const {
+    const T* source = Side::source(view);
+    if constexpr (Vectorised) {
+      if constexpr (kAlongK) {
+        const int kk = threadIdx.x % kVecPerLine * Cfg::kVec;
+        const typename Side::K k = Side::k(view, k0 + kk);
+#pragma unroll
+        for (int i = 0; i < kIters; ++i) {
+          const int v = threadIdx.x + i * Cfg::kThreads;
+          if (kVectors % Cfg::kThreads != 0 && v >= kVectors) break;
+          const std::int64_t at = Side::offset(view, rows[i], k);
+          cp_async_16(tile + Tile::index(v / kVecPerLine, kk), at >= 0 ? source + at : source, at >= 0);
+        }
+      } else {
+        const int row = threadIdx.x % kVecPerLine * Cfg::kVec;
+#pragma unroll
+        for (int i = 0; i < kIters; ++i) {
+          const int v = threadIdx.x + i * Cfg::kThreads;
+          if (kVectors % Cfg::kThreads != 0 && v >= kVectors) break;
+          const int kk = v / kVecPerLine;
+          const std::int64_t at = Side::offset(view, rows[0], Side::k(view, k0 + kk));
+          cp_async_16(tile + Tile::index(row, kk), at >= 0 ? source + at : source, at >= 0);
+        }
+      }
+    } else if constexpr (kAlongK) {
+      // One reduction column per thread, rows strided; consecutive threads read consecutive kk.
+      const int kk = threadIdx.x % Cfg::BK;
+      const typename Side::K k = Side::k(view, k0 + kk);
+      for (int row = threadIdx.x / Cfg::BK; row < Rows; row += Cfg::kThreads / Cfg::BK) {
+        const std::int64_t at = Side::offset(view, Side::row(view, row0 + row), k);
+        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+      }
+    } else {
+      for (int e = threadIdx.x; e < Rows * Cfg::BK; e += Cfg::kThreads) {
+        const int row = e % Rows, kk = e / Rows;  // consecutive threads: consecutive rows
+        const std::int64_t at = Side::offset(view, Side::row(view, row0 + row), Side::k(view, k0 + kk));
+        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+      }
+    }
+  }
+};
+
+// The staged output tile: [BM][BN + pad] when C is contiguous along n, [BN][BM + pad] along m.
+template <class View, class Cfg>
+struct OutputTile {
+  using Out = typename View::Out;
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(Out));
+  static constexpr int kContiguous = View::kOutAlongM ? Cfg::BM : Cfg::BN;
+  static constexpr int kOther = View::kOutAlongM ? Cfg::BN : Cfg::BM;
+  static constexpr int kLd = kContiguous + (kContiguous % kVec == 0 ? odd_chunk_pad(kContiguous / kVec, kVec) : 1);
+  static constexpr int kElements = kOther * kLd;
+  static __device__ __forceinline__ int index(int m, int n) {
+    return View::kOutAlongM ? n * kLd + m : m * kLd + n;
+  }
+};
+
+template <class View, class Cfg>
+constexpr std::size_t gemm_shared_bytes() {
+  using T = typename View::Elem;
+  constexpr std::size_t stage = (OperandTile<Cfg, Cfg::BM, View::kAAlongK>::kElements +
+                                 OperandTile<Cfg, Cfg::BN, View::kBAlongK>::kElements) * sizeof(T);
+  constexpr std::size_t output = OutputTile<View, Cfg>::kElements * sizeof(typename View::Out);
+  return std::max(stage * Cfg::Stages, output);
+}
+
+// The k-tile's products into the warp's mma accumulators.
+template <class View, class Cfg>
+__device__ __forceinline__ void mma_k_tile(const typename View::Elem* as, const typename View::Elem* bs,
+                                           float (&acc)[Cfg::BM / Cfg::WarpsM / 16][Cfg::BN / Cfg::WarpsN / 8][4],
+                                           int warp_m0, int warp_n0, int lane) {
+  using T = typename View::Elem;
+  using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
+  using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
+  constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
+#pragma unroll
+  for (int ks = 0; ks < Cfg::BK; ks += 16) {
+    unsigned a[FM][4], b[FN][2];
+#pragma unroll
+    for (int i = 0; i < FM; ++i) {
+      const int m = warp_m0 + i * 16;
+      if constexpr (View::kAAlongK) {  // [m][k]: blocks (m, k), (m+8, k), (m, k+8), (m+8, k+8)
+        ldmatrix_x4(a[i], as + ATile::index(m + lane % 16, ks + lane / 16 * 8), false);
+      } else {  // [k][m], transposed blocks in the same order
+        ldmatrix_x4(a[i], as + ATile::index(m + lane / 8 % 2 * 8, ks + lane / 16 * 8 + lane % 8), true);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j + 1 < FN; j += 2) {  // n-tiles j and j+1 with one x4
+      const int n = warp_n0 + j * 8;
+      unsigned r[4];
+      if constexpr (View::kBAlongK) {  // [n][k]: blocks (n, k), (n, k+8), (n+8, k), (n+8, k+8)
+        ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8 + lane % 8, ks + lane / 8 % 2 * 8), false);
+      } else {  // [k][n]: transposed blocks (k, n), (k+8, n), (k, n+8), (k+8, n+8)
+        ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8, ks + lane / 8 % 2 * 8 + lane % 8), true);
+      }
+      b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+    }
+    if constexpr (FN % 2 == 1) {
+      const int n = warp_n0 + (FN - 1) * 8, l = lane % 16;
+      if constexpr (View::kBAlongK) {
+        ldmatrix_x2(b[FN - 1], bs + BTile::index(n + l % 8, ks + l / 8 * 8), false);
+      } else {
+        ldmatrix_x2(b[FN - 1], bs + BTile::index(n, ks + l / 8 * 8 + l % 8), true);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j) mma_16816<T>(acc[i][j], a[i], b[j]);
+  }
+}
+
+// One block computes C[m0 .. m0+BM) x [n0 .. n0+BN) over the reduction range of split
+// blockIdx.z ([z * k_per_split, ...), a multiple of BK long).
+template <class View, class Cfg, bool VecA, bool VecB>
+__global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view, int k_per_split) {
+  using T = typename View::Elem;
+  using Out = typename View::Out;
+  using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
+  using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
+  using CTile = OutputTile<View, Cfg>;
+  constexpr int kStageElements = ATile::kElements + BTile::kElements;
+  extern __shared__ __align__(128) unsigned char shared_bytes[];
+  T* stages = reinterpret_cast<T*>(shared_bytes);
+
+  const int m0 = blockIdx.x * Cfg::BM;
+  const int n0 = blockIdx.y * Cfg::BN;
+  const int k_begin = blockIdx.z * k_per_split;
+  const int k_end = min(k_begin + k_per_split, view.Kd);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + Cfg::BK - 1) / Cfg::BK : 0;
+
+  const OperandLoader<View, ASide<View>, Cfg, Cfg::BM, VecA> a_loader(view, m0);
+  const OperandLoader<View, BSide<View>, Cfg, Cfg::BN, VecB> b_loader(view, n0);
+  auto load_stage = [&](int t) {
+    T* stage = stages + (t % Cfg::Stages) * kStageElements;
+    a_loader.load(view, stage, m0, k_begin + t * Cfg::BK);
+    b_loader.load(view, stage + ATile::kElements, n0, k_begin + t * Cfg::BK);
+  };
+  // The ring: tile t lives in stage t % Stages; Stages - 1 tiles are in flight ahead of the math.
+  auto for_each_k_tile = [&](auto&& compute) {
+#pragma unroll
+    for (int s = 0; s < Cfg::Stages - 1; ++s) {
+      if (s < k_tiles) load_stage(s);
+      cp_async_commit();
+    }
+    for (int t = 0; t < k_tiles; ++t) {
+      cp_async_wait<Cfg::Stages - 2>();
+      __syncthreads();  // tile t is complete, and every thread is done with tile t - 1's stage
+      if (t + Cfg::Stages - 1 < k_tiles) load_stage(t + Cfg::Stages - 1);  // into t - 1's stage
+      cp_async_commit();
+      const T* stage = stages + (t % Cfg::Stages) * kStageElements;
+      compute(stage, stage + ATile::kElements);
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // the stages are free for the output tile
+  };
+
+  Out* c_tile = reinterpret_cast<Out*>(shared_bytes);
+  auto stage_output = [&](int m_local, int n_local, float value) {
+    const int m = m0 + m_local, n = n0 + n_local;
+    c_tile[CTile::index(m_local, n_local)] =
+        m < view.M && n < view.N ? from_f32<Out>(view.out_value(m, n, value)) : from_f32<Out>(0.0f);
+  };
+
+  if constexpr (Cfg::kTensorCores) {
+    constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp_m0 = warp / Cfg::WarpsN * (Cfg::BM / Cfg::WarpsM);
+    const int warp_n0 = warp % Cfg::WarpsN * (Cfg::BN / Cfg::WarpsN);
+    float acc[FM][FN][4];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    for_each_k_tile([&](const T* as, const T* bs) { mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane); });
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          stage_output(warp_m0 + i * 16 + lane / 4 + e / 2 * 8, warp_n0 + j * 8 + lane % 4 * 2 + e % 2, acc[i][j][e]);
+        }
+  } else {
+    // f32: thread (ty, tx) owns rows ty + 16i and columns tx + 16j of the block tile.
+    constexpr int TM = Cfg::BM / 16, TN = Cfg::BN / 16;
+    const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
+    float acc[TM][TN] = {};
+    for_each_k_tile([&](const float* as, const float* bs) {
+#pragma unroll 4
+      for (int kk = 0; kk < Cfg::BK; ++kk) {
+        float a[TM], b[TN];
+#pragma unroll
+        for (int i = 0; i < TM; ++i) a[i] = as[ATile::index(ty + 16 * i, kk)];
+#pragma unroll
+        for (int j = 0; j < TN; ++j) b[j] = bs[BTile::index(tx + 16 * j, kk)];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+    });
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) stage_output(ty + 16 * i, tx + 16 * j, acc[i][j]);
+  }
+  __syncthreads();
+
+  // 16-byte stores along C's contiguous dim where whole vectors fit; element stores otherwise.
+  constexpr int kVecPerLine = (CTile::kContiguous + CTile::kVec - 1) / CTile::kVec;
+  const int contiguous0 = View::kOutAlongM ? m0 : n0, other0 = View::kOutAlongM ? n0 : m0;
+  const int contiguous_extent = View::kOutAlongM ? view.M : view.N;
+  const int other_extent = View::kOutAlongM ? view.N : view.M;
+  for (int v = threadIdx.x; v < CTile::kOther * kVecPerLine; v += Cfg::kThreads) {
+    const int other = v / kVecPerLine, along = v % kVecPerLine * CTile::kVec;
+    if (other0 + other >= other_extent) continue;
+    const int m_local = View::kOutAlongM ? along : other, n_local = View::kOutAlongM ? other : along;
+    const std::int64_t at = view.out_index(m0 + m_local, n0 + n_local);
+    const Out* staged = c_tile + CTile::index(m_local, n_local);
+    if (view.vector_out && contiguous0 + along + CTile::kVec <= contiguous_extent &&
+        along + CTile::kVec <= CTile::kContiguous) {
+      store128(view.out + at, *reinterpret_cast<const Pack128<Out>*>(staged));
+    } else {
+      for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent; ++e) {
+        view.out[at + e] = staged[e];
+      }
+    }
+  }
+}
+
+// One kernel variant; > 48 KiB of dynamic shared memory must be asked for once per kernel.
+template <class View, class Cfg, bool VecA, bool VecB>
+void launch_gemm_variant(const View& view, dim3 grid, int k_per_split, cudaStream_t stream) {
+  constexpr std::size_t bytes = gemm_shared_bytes<View, Cfg>();
+  const auto kernel = implicit_gemm_kernel<View, Cfg, VecA, VecB>;
+  static const bool raised = [&] {
+    OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
+    return true;
+  }();
+  (void)raised;
+  kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view, k_per_split);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+}
+
+// Launches view's GEMM with config Cfg: grid (M tiles, N tiles, splits).
+template <class View, class Cfg>
+void launch_implicit_gemm(const View& view, bool vec_a, bool vec_b, int k_per_split, int splits,
+                          cudaStream_t stream) {
+  const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN), static_cast<unsigned>(splits));
+  OOMLAB_CHECK(grid.y <= 65535 && grid.z <= 65535, "conv2d: grid too large for N " << view.N);
+  if (vec_a && vec_b) {
+    launch_gemm_variant<View, Cfg, true, true>(view, grid, k_per_split, stream);
+  } else if (vec_a) {
+    launch_gemm_variant<View, Cfg, true, false>(view, grid, k_per_split, stream);
+  } else if (vec_b) {
+    launch_gemm_variant<View, Cfg, false, true>(view, grid, k_per_split, stream);
+  } else {
+    launch_gemm_variant<View, Cfg, false, false>(view, grid, k_per_split, stream);
+  }
+}
+
+}  // namespace oomlab::ops::detail
