@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "harness/device/device.hpp"
+#include "scenarios/models/safetensors/safetensors_reader.hpp"
 
 namespace oomlab::scenarios::weights7b {
 
@@ -43,8 +44,10 @@ class StreamEvent {
   std::uintptr_t event_ = 0;
 };
 
-// memcpy split across a few threads: one core cannot copy from the page cache into pinned
-// memory as fast as PCIe/NVLink-C2C drains it.
-void parallel_memcpy(void* dst, const void* src, std::size_t bytes);
+// Bytes [offset, offset + bytes) of a tensor into dst, read with pread() by up to 16 threads: one
+// core cannot copy from the page cache into pinned memory as fast as PCIe drains it, and copying
+// out of the mapping instead pays a page fault per 4 KiB that does not scale with threads.
+void parallel_read(const safetensors::SafetensorsFile& file, const safetensors::TensorEntry& entry,
+                   std::uint64_t offset, void* dst, std::size_t bytes);
 
 }  // namespace oomlab::scenarios::weights7b
