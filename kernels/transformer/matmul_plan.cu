@@ -24,8 +24,8 @@ void check_cublas(cublasStatus_t status, const char* call) {
 }
 #define OOMLAB_CUBLAS_CHECK(call) check_cublas((call), #call)
 
-constexpr int kCandidates = 8;        // heuristic answers timed on first use
-constexpr int kTimedRuns = 5;         // per candidate, after one warm-up run
+constexpr int kCandidates = 32;       // heuristic answers timed on first use
+constexpr int kTimedRuns = 10;        // per candidate, after one warm-up run
 constexpr float kKeepFirstWithin = 0.02f;  // the heuristic's first answer wins ties (stable picks)
 
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols,
