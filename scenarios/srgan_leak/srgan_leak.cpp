@@ -17,6 +17,7 @@ namespace {
 
 const char* const kBroken = "broken";
 const char* const kFixed = "fixed";
+const char* const kFixedBf16 = "fixed-bf16";
 const char* const kLeakSite = "epoch_stats.append(real_features)";
 constexpr std::uint32_t kDataSeed = 2024;
 
@@ -77,10 +78,13 @@ SrganLeakPlan srgan_leak_plan(Scale scale) {
 }
 
 void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history) {
-  if (variant != kBroken && variant != kFixed) {
+  if (variant != kBroken && variant != kFixed && variant != kFixedBf16) {
     throw std::invalid_argument("srgan_leak: unknown variant '" + variant + "'");
   }
-  const SrganLeakPlan plan = srgan_leak_plan(context.scale());
+  SrganLeakPlan plan = srgan_leak_plan(context.scale());
+  // The fix, then bf16 mixed precision: activations and the weights the convs read in bf16
+  // (tensor cores), f32 master weights and Adam moments.
+  if (variant == kFixedBf16) plan.model.dtype = DType::bf16;
   Device& device = context.device();
   leak::LeakDetector detector(context.allocator(), plan.detector);
   SrganLeakHistory local;
@@ -156,6 +160,8 @@ std::vector<VariantSpec> SrganLeakScenario::variants() const {
   return {
       {kBroken, "appends the real batch's feature maps (device tensors) to a list every iteration", Expect::oom},
       {kFixed, "reduces each feature map to its mean at once and keeps host scalars", Expect::ok},
+      {kFixedBf16, "the fix in bf16 mixed precision (f32 master weights): half the activations, tensor cores",
+       Expect::ok},
   };
 }
 

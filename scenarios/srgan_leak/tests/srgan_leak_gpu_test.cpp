@@ -22,14 +22,16 @@ TEST(SrganLeakGpu, BrokenOomsWithDiagnosisLeakOnCuda) {
 
 TEST(SrganLeakGpu, FixedIsFlatOnCuda) {
   OOMLAB_REQUIRE_GPU();
-  const auto outcome = run_scenario("srgan_leak", "fixed", DeviceKind::cuda, Scale::small);
-  EXPECT_FALSE(outcome.oom.has_value());
-  EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 0.0);
+  for (const char* variant : {"fixed", "fixed-bf16"}) {
+    const auto outcome = run_scenario("srgan_leak", variant, DeviceKind::cuda, Scale::small);
+    EXPECT_FALSE(outcome.oom.has_value()) << variant;
+    EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 0.0) << variant;
+  }
 }
 
 TEST(SrganLeakGpu, CudaMakesTheSameAllocatorEventsAsDry) {
   OOMLAB_REQUIRE_GPU();
-  for (const char* variant : {"broken", "fixed"}) {
+  for (const char* variant : {"broken", "fixed", "fixed-bf16"}) {
     const auto cuda = run_scenario("srgan_leak", variant, DeviceKind::cuda, Scale::small);
     const auto dry = run_scenario("srgan_leak", variant, DeviceKind::dry, Scale::small);
     ASSERT_EQ(cuda.events.size(), dry.events.size()) << variant;

@@ -45,6 +45,19 @@ struct Case {
 
 class SrganLeakStory : public ::testing::TestWithParam<Case> {};
 
+void expect_flat_and_fits(const char* variant, DeviceKind device, Scale scale) {
+  const auto plan = srgan_leak_plan(scale);
+  const auto outcome = run_scenario("srgan_leak", variant, device, scale);
+  EXPECT_FALSE(outcome.oom.has_value());
+  EXPECT_EQ(outcome.stats.num_ooms, 0u);
+  EXPECT_EQ(outcome.metrics.at("leak_detected"), 0.0);
+  EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 0.0);  // exactly
+  EXPECT_EQ(outcome.stats.tag(memory::Tag::retained).peak, 0);
+  const auto allocated = allocated_at_step_marks(outcome.events);
+  ASSERT_EQ(allocated.size(), static_cast<std::size_t>(plan.iterations_per_epoch * plan.epochs));
+  for (std::size_t i = 1; i < allocated.size(); ++i) EXPECT_EQ(allocated[i], allocated[0]) << "step " << i;
+}
+
 TEST_P(SrganLeakStory, BrokenLeaksFromTheFirstEpochAndRunsOutInTheSecond) {
   const auto [device, scale] = GetParam();
   const auto plan = srgan_leak_plan(scale);
@@ -87,17 +100,21 @@ TEST_P(SrganLeakStory, BrokenLeaksFromTheFirstEpochAndRunsOutInTheSecond) {
 
 TEST_P(SrganLeakStory, FixedIsFlatAtStepBoundariesAndFits) {
   const auto [device, scale] = GetParam();
-  const auto plan = srgan_leak_plan(scale);
-  const auto outcome = run_scenario("srgan_leak", "fixed", device, scale);
-  EXPECT_FALSE(outcome.oom.has_value());
-  EXPECT_EQ(outcome.stats.num_ooms, 0u);
-  EXPECT_EQ(outcome.metrics.at("leak_detected"), 0.0);
-  EXPECT_EQ(outcome.metrics.at("leak_bytes_per_step"), 0.0);  // exactly
-  EXPECT_EQ(outcome.stats.tag(memory::Tag::retained).peak, 0);
-  const auto allocated = allocated_at_step_marks(outcome.events);
-  ASSERT_EQ(allocated.size(), static_cast<std::size_t>(plan.iterations_per_epoch * plan.epochs));
-  for (std::size_t i = 1; i < allocated.size(); ++i) EXPECT_EQ(allocated[i], allocated[0]) << "step " << i;
+  for (const char* variant : {"fixed", "fixed-bf16"}) {
+    SCOPED_TRACE(variant);
+    expect_flat_and_fits(variant, device, scale);
+  }
 }
+
+// bf16 halves what the step allocates on top of the f32 master weights and moments.
+TEST_P(SrganLeakStory, Bf16PeaksBelowF32) {
+  const auto [device, scale] = GetParam();
+  const auto f32 = run_scenario("srgan_leak", "fixed", device, scale);
+  const auto bf16 = run_scenario("srgan_leak", "fixed-bf16", device, scale);
+  EXPECT_LT(bf16.stats.allocated.peak, f32.stats.allocated.peak);
+  EXPECT_LT(bf16.stats.tag(memory::Tag::activations).peak, f32.stats.tag(memory::Tag::activations).peak * 0.6);
+}
+
 
 INSTANTIATE_TEST_SUITE_P(HostAndDry, SrganLeakStory,
                          ::testing::Values(Case{DeviceKind::host, Scale::tiny},
@@ -142,6 +159,20 @@ TEST(SrganLeakTraining, BrokenAndFixedTrainIdenticallyStepByStep) {
     }
   }
   EXPECT_EQ(static_cast<std::int64_t>(broken.retained_bytes_per_iteration), expected_feature_bytes(Scale::tiny));
+}
+
+// bf16 rounds every activation, so the numbers differ from f32, but the same training must
+// come out: the first step's losses agree within bf16's precision, and the run stays finite.
+TEST(SrganLeakTraining, Bf16TracksF32) {
+  const auto f32 = train_unbounded("fixed");
+  const auto bf16 = train_unbounded("fixed-bf16");
+  ASSERT_EQ(bf16.losses.size(), f32.losses.size());
+  for (const auto& losses : bf16.losses) EXPECT_TRUE(std::isfinite(losses.generator) && losses.generator > 0);
+  const auto& a = f32.losses.front();
+  const auto& b = bf16.losses.front();
+  EXPECT_NEAR(b.pixel, a.pixel, 0.02 * a.pixel);
+  EXPECT_NEAR(b.discriminator, a.discriminator, 0.02 * a.discriminator);
+  EXPECT_NEAR(b.generator, a.generator, 0.02 * a.generator);
 }
 
 TEST(SrganLeakSequence, HostAndDryMakeIdenticalAllocatorEvents) {
