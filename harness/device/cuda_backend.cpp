@@ -83,6 +83,28 @@ void cuda_stream_synchronize(memory::StreamHandle stream) {
   OOMLAB_CUDA_CHECK(cudaStreamSynchronize(to_cuda(stream)));
 }
 
+std::uintptr_t cuda_event_create() {
+  cudaEvent_t event = nullptr;
+  OOMLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return reinterpret_cast<std::uintptr_t>(event);
+}
+
+void cuda_event_destroy(std::uintptr_t event) {
+  if (event) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
+}
+
+void cuda_event_record(std::uintptr_t event, memory::StreamHandle stream) {
+  OOMLAB_CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event), to_cuda(stream)));
+}
+
+void cuda_stream_wait_event(memory::StreamHandle stream, std::uintptr_t event) {
+  OOMLAB_CUDA_CHECK(cudaStreamWaitEvent(to_cuda(stream), reinterpret_cast<cudaEvent_t>(event), 0));
+}
+
+void cuda_event_synchronize(std::uintptr_t event) {
+  OOMLAB_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)));
+}
+
 CudaUsedMemoryProbe::CudaUsedMemoryProbe() {
   OOMLAB_CUDA_CHECK(cudaGetDevice(&device_));
 #if OOMLAB_WITH_NVML

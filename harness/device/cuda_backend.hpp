@@ -3,6 +3,7 @@
 // API (CUDA builds); no_cuda_backend.cpp implements it for CPU-only builds.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "harness/device/device.hpp"
@@ -22,6 +23,12 @@ void cuda_copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kin
                      memory::StreamHandle stream);
 void cuda_memset_async(void* dst, int value, std::size_t bytes, memory::StreamHandle stream);
 void cuda_stream_synchronize(memory::StreamHandle stream);
+// Events for ordering streams (timing disabled); handles are cudaEvent_t as integers.
+std::uintptr_t cuda_event_create();
+void cuda_event_destroy(std::uintptr_t event);  // never throws
+void cuda_event_record(std::uintptr_t event, memory::StreamHandle stream);
+void cuda_stream_wait_event(memory::StreamHandle stream, std::uintptr_t event);
+void cuda_event_synchronize(std::uintptr_t event);
 
 // Device-level used bytes as nvidia-smi shows them (NVML where built in, else
 // total - free from cudaMemGetInfo). Called from the monitor thread. Throws CudaError.

@@ -8,9 +8,12 @@
 #include <cstdint>
 
 #include "harness/device/device.hpp"
+#include "harness/device/stream_event.hpp"
 #include "scenarios/models/safetensors/safetensors_reader.hpp"
 
 namespace oomlab::scenarios::weights7b {
+
+using oomlab::StreamEvent;  // orders the copy stream against the compute stream
 
 // Host staging memory: pinned on cuda, plain on host, absent (nullptr) on dry.
 class HostStaging {
@@ -26,22 +29,6 @@ class HostStaging {
   DeviceKind kind_;
   std::uint8_t* data_ = nullptr;
   std::size_t bytes_ = 0;
-};
-
-// A cudaEvent_t on cuda (timing disabled); inert elsewhere. An event never recorded counts as
-// complete, as CUDA's do, so the first pass through the ring waits for nothing.
-class StreamEvent {
- public:
-  explicit StreamEvent(DeviceKind kind);
-  ~StreamEvent();
-  StreamEvent(const StreamEvent&) = delete;
-  StreamEvent& operator=(const StreamEvent&) = delete;
-  void record(memory::StreamHandle stream);
-  void make_stream_wait(memory::StreamHandle stream) const;  // stream waits for this event
-  void synchronize() const;                                  // the host waits for it
-
- private:
-  std::uintptr_t event_ = 0;
 };
 
 // Bytes [offset, offset + bytes) of a tensor into dst, read with pread() by up to 16 threads: one

@@ -25,32 +25,4 @@ HostStaging::~HostStaging() {
   }
 }
 
-StreamEvent::StreamEvent(DeviceKind kind) {
-  if (kind != DeviceKind::cuda) return;
-  cudaEvent_t event = nullptr;
-  OOMLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  event_ = reinterpret_cast<std::uintptr_t>(event);
-}
-
-StreamEvent::~StreamEvent() {
-  if (event_) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event_));
-}
-
-void StreamEvent::record(memory::StreamHandle stream) {
-  if (!event_) return;
-  OOMLAB_CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event_),
-                                    reinterpret_cast<cudaStream_t>(stream)));
-}
-
-void StreamEvent::make_stream_wait(memory::StreamHandle stream) const {
-  if (!event_) return;
-  OOMLAB_CUDA_CHECK(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream),
-                                        reinterpret_cast<cudaEvent_t>(event_), 0));
-}
-
-void StreamEvent::synchronize() const {
-  if (!event_) return;
-  OOMLAB_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event_)));
-}
-
 }  // namespace oomlab::scenarios::weights7b

@@ -8,10 +8,4 @@ HostStaging::HostStaging(DeviceKind kind, std::size_t bytes) : kind_(kind), byte
 }
 HostStaging::~HostStaging() { delete[] data_; }
 
-StreamEvent::StreamEvent(DeviceKind) {}
-StreamEvent::~StreamEvent() = default;
-void StreamEvent::record(memory::StreamHandle) {}
-void StreamEvent::make_stream_wait(memory::StreamHandle) const {}
-void StreamEvent::synchronize() const {}
-
 }  // namespace oomlab::scenarios::weights7b

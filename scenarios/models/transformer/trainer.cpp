@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
@@ -22,12 +23,13 @@ Tensor flat_range(const Tensor& t, std::int64_t begin, std::int64_t end) {
   return t.view({-1}).slice(begin, end);
 }
 
-// Bytes between the host buffer and a device tensor, stream-ordered on the compute stream
-// (blocking memcpy on host, nothing on dry).
-void stream_copy(Device& device, void* dst, const void* src, std::size_t bytes, CopyKind kind) {
+// Bytes between the host buffer and a device tensor, ordered on `stream` (blocking memcpy on
+// host, nothing on dry).
+void stream_copy(Device& device, void* dst, const void* src, std::size_t bytes, CopyKind kind,
+                 memory::StreamHandle stream) {
   if (device.is_dry()) return;
   if (!device.is_cuda()) kind = CopyKind::host_to_host;
-  device.copy_async(dst, src, bytes, kind, device.stream());
+  device.copy_async(dst, src, bytes, kind, stream);
 }
 
 }  // namespace
@@ -72,6 +74,7 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
     for (const Tensor& param : params) largest = std::max(largest, param.numel());
     chunk_elements_ = std::min(chunk_elements_, largest);
     const Shape ring{kOffloadSlots, chunk_elements_};
+    offload_streams_ = std::make_unique<OffloadStreams>(device, kOffloadSlots);
     if (mixed_) staging_master_ = Tensor::empty(device, ring, DType::f32);
     staging_m_ = Tensor::empty(device, ring, DType::f32);
     staging_v_ = Tensor::empty(device, ring, DType::f32);
@@ -152,20 +155,23 @@ void Trainer::update_on_device() {
   }
 }
 
-// For each tensor, chunk by chunk: copy the state in, update on the device, copy it back. All
-// on the compute stream, so slot reuse is ordered after the previous chunk's copy-out.
+// For each tensor, chunk by chunk: copy the state in (in stream), update (compute stream), copy
+// it back (out stream), through kOffloadSlots staging slots, so chunk i's copy in overlaps chunk
+// i-1's update and copy out (OffloadStreams orders the three streams).
 void Trainer::update_offloaded() {
   Device& device = model_.device();
   std::vector<Tensor> params = model_.parameter_tensors();
   std::vector<Tensor> grads = model_.gradient_tensors();
   Tensor none;
+  OffloadStreams& streams = *offload_streams_;
+  streams.begin_update();
   std::int64_t chunk_index = 0;
   for (std::size_t i = 0; i < params.size(); ++i) {
     HostState& state = host_state_[i];
     const std::int64_t n = params[i].numel();
     for (std::int64_t begin = 0; begin < n; begin += chunk_elements_, ++chunk_index) {
       const std::int64_t end = std::min(n, begin + chunk_elements_);
-      const std::int64_t slot = chunk_index % kOffloadSlots;
+      const int slot = static_cast<int>(chunk_index % kOffloadSlots);
       const std::size_t offset = static_cast<std::size_t>(begin) * sizeof(float);
       const std::size_t bytes = static_cast<std::size_t>(end - begin) * sizeof(float);
       auto host_at = [&](const HostStateBuffer& buffer) {
@@ -173,22 +179,28 @@ void Trainer::update_offloaded() {
       };
       auto slot_of = [&](const Tensor& ring) { return ring.slice(slot, slot + 1).view({-1}).slice(0, end - begin); };
       Tensor m = slot_of(staging_m_), v = slot_of(staging_v_);
+      Tensor master = mixed_ ? slot_of(staging_master_) : flat_range(params[i], begin, end);
       Tensor param = flat_range(params[i], begin, end);
       Tensor grad = flat_range(grads[i], begin, end);
-      stream_copy(device, m.data(), host_at(state.m), bytes, CopyKind::host_to_device);
-      stream_copy(device, v.data(), host_at(state.v), bytes, CopyKind::host_to_device);
+
+      streams.before_load(slot);
+      stream_copy(device, m.data(), host_at(state.m), bytes, CopyKind::host_to_device, streams.in());
+      stream_copy(device, v.data(), host_at(state.v), bytes, CopyKind::host_to_device, streams.in());
       if (mixed_) {
-        Tensor master = slot_of(staging_master_);
-        stream_copy(device, master.data(), host_at(state.master), bytes, CopyKind::host_to_device);
-        ops::adamw_step(master, param, grad, m, v, model_.options().adamw, optimizer_steps_);
-        stream_copy(device, host_at(state.master), master.data(), bytes, CopyKind::device_to_host);
-      } else {
-        ops::adamw_step(param, none, grad, m, v, model_.options().adamw, optimizer_steps_);
+        stream_copy(device, master.data(), host_at(state.master), bytes, CopyKind::host_to_device, streams.in());
       }
-      stream_copy(device, host_at(state.m), m.data(), bytes, CopyKind::device_to_host);
-      stream_copy(device, host_at(state.v), v.data(), bytes, CopyKind::device_to_host);
+      streams.loaded(slot);
+      ops::adamw_step(master, mixed_ ? param : none, grad, m, v, model_.options().adamw, optimizer_steps_);
+      streams.updated(slot);
+      if (mixed_) {
+        stream_copy(device, host_at(state.master), master.data(), bytes, CopyKind::device_to_host, streams.out());
+      }
+      stream_copy(device, host_at(state.m), m.data(), bytes, CopyKind::device_to_host, streams.out());
+      stream_copy(device, host_at(state.v), v.data(), bytes, CopyKind::device_to_host, streams.out());
+      streams.stored(slot);
     }
   }
+  streams.end_update();
 }
 
 }  // namespace oomlab::model

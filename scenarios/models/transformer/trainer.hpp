@@ -2,14 +2,17 @@
 // (gradients accumulate), then (f16) unscale and check for overflow, clip by the global norm, and
 // AdamW. The optimizer state is f32: moments m and v, plus master weights when the model runs in
 // bf16/f16. It lives on the device (Tag::optimizer) or, with offload_optimizer, in host memory
-// (pinned on cuda) and is streamed through a fixed device staging ring chunk by chunk.
+// (pinned on cuda) and is streamed through a fixed device staging ring chunk by chunk, copies in
+// and out overlapping the update (offload_streams.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels/transformer/loss_scale.hpp"
 #include "scenarios/models/transformer/host_state_buffer.hpp"
+#include "scenarios/models/transformer/offload_streams.hpp"
 #include "scenarios/models/transformer/transformer.hpp"
 
 namespace oomlab::model {
@@ -17,7 +20,10 @@ namespace oomlab::model {
 // Elements per streamed chunk of each state tensor (16 MiB of f32), or the largest parameter
 // tensor's size when that is smaller (tiny models).
 constexpr std::int64_t kOffloadChunkElements = std::int64_t{4} << 20;
-constexpr int kOffloadSlots = 2;  // staging slots: chunk i uses slot i % 2
+// Staging slots: chunk i uses slot i % 2, so its copy in runs while chunk i-1 is updated and
+// copied out (a third slot would overlap more, but on small models the ring would outweigh the
+// state it offloads).
+constexpr int kOffloadSlots = 2;
 
 struct MicroBatch {
   Tensor tokens;   // (B, T) i32
@@ -61,6 +67,9 @@ class Trainer {
   std::vector<HostState> host_state_;   // offloaded
   std::int64_t chunk_elements_ = 0;
   Tensor staging_master_, staging_m_, staging_v_;  // (kOffloadSlots, chunk) f32 each
+  // Declared after the staging tensors, so it is destroyed first: it waits for the last copy
+  // out of them.
+  std::unique_ptr<OffloadStreams> offload_streams_;
   Tensor grad_norm_;  // (1) f32
   Tensor found_inf_;  // (1) f32, f16 only
 };
