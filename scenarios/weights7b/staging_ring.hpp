@@ -9,7 +9,6 @@
 
 #include "harness/device/device.hpp"
 #include "harness/device/stream_event.hpp"
-#include "scenarios/models/safetensors/safetensors_reader.hpp"
 
 namespace oomlab::scenarios::weights7b {
 
@@ -31,10 +30,9 @@ class HostStaging {
   std::size_t bytes_ = 0;
 };
 
-// Bytes [offset, offset + bytes) of a tensor into dst, read with pread() by up to 16 threads: one
-// core cannot copy from the page cache into pinned memory as fast as PCIe drains it, and copying
-// out of the mapping instead pays a page fault per 4 KiB that does not scale with threads.
-void parallel_read(const safetensors::SafetensorsFile& file, const safetensors::TensorEntry& entry,
-                   std::uint64_t offset, void* dst, std::size_t bytes);
+// memcpy split across a few threads: one core cannot copy from the page cache into pinned
+// memory as fast as PCIe/NVLink-C2C drains it. (pread() by 16 threads into the pinned slot
+// instead measured 10 % slower on the H200: 20.3 vs 22.5 GB/s for the f32 7B file.)
+void parallel_memcpy(void* dst, const void* src, std::size_t bytes);
 
 }  // namespace oomlab::scenarios::weights7b

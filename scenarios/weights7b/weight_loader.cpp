@@ -154,6 +154,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
     const std::int64_t cols = row_length(entry);
     const std::int64_t rows = entry.numel() / cols;
     const std::int64_t rows_per_chunk = chunk_elements / cols;
+    const std::uint8_t* file_bytes = source.data(entry);
 
     for (std::int64_t r0 = 0; r0 < rows; r0 += rows_per_chunk, ++chunk_index) {
       const std::int64_t r1 = std::min(rows, r0 + rows_per_chunk);
@@ -163,7 +164,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
       HostStaging& host = pipe.host_slot(slot);
 
       pipe.host_copied[slot].synchronize();  // the copy that last read this host slot is done
-      if (source.file()) parallel_read(*source.file(), entry, static_cast<std::uint64_t>(first) * element, host.data(), bytes);
+      if (file_bytes) parallel_memcpy(host.data(), file_bytes + first * element, bytes);
       if (direct) {
         auto* target = static_cast<std::uint8_t*>(weight.data()) + first * element;
         device.copy_async(target, host.data(), bytes, CopyKind::host_to_device, pipe.copy_stream);

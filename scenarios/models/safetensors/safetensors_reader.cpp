@@ -32,14 +32,13 @@ int open_readonly(const std::string& path, std::uint64_t& size) {
   return fd;
 }
 
-void read_exactly(int fd, void* dst, std::size_t bytes, std::uint64_t offset, const std::string& path,
-                  const std::string& what = "the header") {
+void read_exactly(int fd, void* dst, std::size_t bytes, std::uint64_t offset, const std::string& path) {
   auto* out = static_cast<char*>(dst);
   while (bytes > 0) {
     const ssize_t got = ::pread(fd, out, bytes, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) fail_errno(path, "read failed");
-    if (got == 0) throw SafetensorsError(path + ": truncated while reading " + what);
+    if (got == 0) throw SafetensorsError(path + ": truncated while reading the header");
     out += got;
     bytes -= static_cast<std::size_t>(got);
     offset += static_cast<std::uint64_t>(got);
@@ -79,15 +78,6 @@ TensorView SafetensorsFile::tensor(std::string_view name) const {
 
 TensorView SafetensorsFile::tensor(const TensorEntry& entry) const {
   return TensorView{&entry, mapping_ + header_.data_start() + entry.begin, entry.bytes()};
-}
-
-void SafetensorsFile::read_tensor_bytes(const TensorEntry& entry, std::uint64_t offset, void* dst,
-                                        std::size_t bytes) const {
-  if (offset > entry.bytes() || bytes > entry.bytes() - offset) {
-    throw SafetensorsError(path_ + ": tensor '" + entry.name + "' has " + std::to_string(entry.bytes()) +
-                           " bytes; cannot read " + std::to_string(bytes) + " at " + std::to_string(offset));
-  }
-  read_exactly(fd_, dst, bytes, header_.data_start() + entry.begin + offset, path_, "tensor '" + entry.name + "'");
 }
 
 void SafetensorsFile::drop_page_cache() const {

@@ -32,11 +32,6 @@ class SafetensorsFile {
   // Throws SafetensorsError naming the file when there is no such tensor.
   TensorView tensor(std::string_view name) const;
   TensorView tensor(const TensorEntry& entry) const;
-  // Copies bytes [offset, offset + bytes) of the tensor into dst with pread(): no page faults on
-  // the mapping, so several threads reading pieces of one chunk scale with the cores (a loader's
-  // hot path). Thread-safe. Throws SafetensorsError naming the file and tensor when the range
-  // lies outside the tensor or the file is shorter than its header said.
-  void read_tensor_bytes(const TensorEntry& entry, std::uint64_t offset, void* dst, std::size_t bytes) const;
   // Tells the kernel to drop the file's cached pages (posix_fadvise DONTNEED) for cold-cache
   // measurements. Pages still mapped may stay resident; call before touching the data.
   void drop_page_cache() const;

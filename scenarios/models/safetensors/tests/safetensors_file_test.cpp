@@ -63,31 +63,6 @@ TEST(SafetensorsFile, RoundTripKeepsEveryByteAndTheMetadata) {
   EXPECT_EQ(file.file_bytes(), std::filesystem::file_size(path));
 }
 
-TEST(SafetensorsFile, ReadTensorBytesEqualsTheMappingAndChecksItsRange) {
-  TempDir dir;
-  const std::string path = dir.file("read.safetensors");
-  const auto tensors = sample_tensors();
-  write_safetensors(path, tensors, {});
-  SafetensorsFile file(path);
-  for (const HostTensor& expected : tensors) {
-    const TensorEntry& entry = *file.tensor(expected.name).entry;
-    std::vector<std::uint8_t> got(expected.bytes.size(), 0);
-    const std::size_t half = got.size() / 2;  // two pieces, as the loader's threads read them
-    file.read_tensor_bytes(entry, 0, got.data(), half);
-    file.read_tensor_bytes(entry, half, got.data() + half, got.size() - half);
-    EXPECT_EQ(got, expected.bytes) << expected.name;
-  }
-  const TensorEntry& embed = *file.tensor("embed").entry;
-  std::vector<std::uint8_t> buffer(embed.bytes() + 1);
-  try {
-    file.read_tensor_bytes(embed, 1, buffer.data(), embed.bytes());
-    FAIL() << "a read past the tensor's end";
-  } catch (const SafetensorsError& error) {
-    EXPECT_NE(std::string(error.what()).find("'embed'"), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find(path), std::string::npos) << error.what();
-  }
-}
-
 TEST(SafetensorsFile, HeaderOnlyReadMatchesTheMappedHeader) {
   TempDir dir;
   const std::string path = dir.file("h.safetensors");
