@@ -36,6 +36,34 @@ const char* diagnosis_name(Diagnosis d) {
 // not. Otherwise the program simply needs more than the budget. Segment rounding (a 20 MiB
 // segment for a 2 MiB request at the edge of the budget) counts as fragmentation too: the bytes
 // fit, the shapes the cache holds do not, and the same remedies apply.
+namespace {
+
+// What to shrink depends on what fills the card: the failing request's tag when it outweighs
+// every live tag (a whole checkpoint asked for at once), else the largest live tag.
+std::string capacity_remedy(const OomInfo& info) {
+  const std::size_t largest_live = info.tag_allocated[static_cast<int>(info.largest_tag)];
+  const Tag dominant = info.requested >= largest_live ? info.tag : info.largest_tag;
+  switch (dominant) {
+    case Tag::weights:
+      return "the weights do not fit: load them in a smaller dtype (bf16 halves f32, int8 per row "
+             "quarters it), stream them tensor by tensor instead of reading or uploading the whole "
+             "checkpoint first, or keep some layers on the CPU";
+    case Tag::optimizer:
+      return "the optimizer state does not fit: offload it to pinned CPU memory and stream it "
+             "through the update, or keep f32 master weights only where the model is not f32";
+    case Tag::activations:
+      return "the activations do not fit: reduce the batch size (or keep it with gradient "
+             "accumulation), use mixed precision (bf16), recompute activations (checkpointing), "
+             "or run evaluation without keeping them (the no_grad inference forward)";
+    default:
+      return "the working set does not fit: reduce the batch size (or keep it with gradient "
+             "accumulation), use mixed precision (bf16), recompute activations (checkpointing), or "
+             "offload optimizer state / weights to the CPU";
+  }
+}
+
+}  // namespace
+
 void diagnose(OomInfo& info) {
   std::size_t unallocated = info.reserved > info.allocated ? info.reserved - info.allocated : 0;
   bool pieces_too_small = info.largest_free_block < info.requested && info.requested <= unallocated;
@@ -61,10 +89,7 @@ void diagnose(OomInfo& info) {
         "workspaces not drawn from the allocator; free them or lower the budget they share";
   } else {
     info.diagnosis = Diagnosis::capacity;
-    info.remedy =
-        "the working set does not fit: reduce the batch size (or keep it with gradient "
-        "accumulation), use mixed precision (bf16), recompute activations (checkpointing), or "
-        "offload optimizer state / weights to the CPU";
+    info.remedy = capacity_remedy(info);
   }
 }
 

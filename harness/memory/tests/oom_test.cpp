@@ -46,6 +46,35 @@ TEST(Diagnose, CapacityWhenAllocatedPlusRequestExceedsTheBudget) {
   EXPECT_NE(info.remedy.find("batch"), std::string::npos);
 }
 
+// The capacity remedy names what to shrink: whatever fills the card.
+TEST(Diagnose, CapacityRemedyFollowsTheDominantTag) {
+  OomInfo weights;  // a whole checkpoint asked for at once, nothing live yet
+  weights.requested = 25_MiB;
+  weights.budget = 24_MiB;
+  weights.tag = Tag::weights;
+  diagnose(weights);
+  EXPECT_EQ(weights.diagnosis, Diagnosis::capacity);
+  EXPECT_NE(weights.remedy.find("int8"), std::string::npos) << weights.remedy;
+  EXPECT_NE(weights.remedy.find("tensor by tensor"), std::string::npos) << weights.remedy;
+
+  OomInfo activations;  // a small request on top of a card full of activations
+  activations.requested = 2_MiB;
+  activations.budget = 100_MiB;
+  activations.allocated = activations.reserved = 99_MiB;
+  activations.tag = Tag::workspace;
+  activations.largest_tag = Tag::activations;
+  activations.tag_allocated[static_cast<int>(Tag::activations)] = 90_MiB;
+  diagnose(activations);
+  EXPECT_NE(activations.remedy.find("checkpointing"), std::string::npos) << activations.remedy;
+  EXPECT_EQ(activations.remedy.find("int8"), std::string::npos) << activations.remedy;
+
+  OomInfo optimizer = activations;
+  optimizer.largest_tag = Tag::optimizer;
+  optimizer.tag_allocated[static_cast<int>(Tag::optimizer)] = 95_MiB;
+  diagnose(optimizer);
+  EXPECT_NE(optimizer.remedy.find("offload"), std::string::npos) << optimizer.remedy;
+}
+
 TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
   OomInfo info;
   info.requested = 20_MiB;
