@@ -1,6 +1,7 @@
 #include "scenarios/weights7b/weight_loader.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 
@@ -10,6 +11,11 @@
 
 namespace oomlab::scenarios::weights7b {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::int64_t row_length(const TensorEntry& entry) {
   if (entry.shape.size() >= 2) return entry.shape.back();
@@ -143,9 +149,11 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   std::size_t chunk_index = 0;
   for (const TensorEntry& entry : source.tensors()) {
     const bool quantised = is_quantised(format, entry);
+    const auto allocate_start = Clock::now();
     Tensor weight = Tensor::empty(device, entry.shape, quantised ? DType::i8 : DType::bf16);
     Tensor scales;
     if (quantised) scales = Tensor::empty(device, {entry.shape[0]}, DType::f32);
+    stats.allocate_seconds += seconds_since(allocate_start);
     // A bf16 file's chunks are copied straight into the weight on the copy stream. No
     // record_stream here: the weights outlive this function and its copy stream, and an event
     // recorded on a destroyed stream at their free crashes. The handover below makes the compute
@@ -163,8 +171,12 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
       const std::size_t slot = chunk_index % 2;
       HostStaging& host = pipe.host_slot(slot);
 
+      const auto wait_start = Clock::now();
       pipe.host_copied[slot].synchronize();  // the copy that last read this host slot is done
+      const auto copy_start = Clock::now();
       if (file_bytes) parallel_memcpy(host.data(), file_bytes + first * element, bytes);
+      stats.slot_wait_seconds += std::chrono::duration<double>(copy_start - wait_start).count();
+      stats.host_copy_seconds += seconds_since(copy_start);
       if (direct) {
         auto* target = static_cast<std::uint8_t*>(weight.data()) + first * element;
         device.copy_async(target, host.data(), bytes, CopyKind::host_to_device, pipe.copy_stream);

@@ -36,6 +36,12 @@ struct LoadStats {
   std::size_t chunks = 0;                // staging chunks moved (1 per tensor for the broken load)
   std::size_t device_staging_bytes = 0;  // the device ring (0 when copying straight into weights)
   std::size_t host_staging_bytes = 0;    // the pinned host ring
+  // Where a streamed load's wall time goes, on the host thread (seconds): allocating each weight,
+  // copying chunks from the file into the pinned ring, and waiting for the copy stream to give a
+  // ring slot back. Whatever is left is launching and the final synchronisation.
+  double allocate_seconds = 0;
+  double host_copy_seconds = 0;
+  double slot_wait_seconds = 0;
 };
 
 // Broken: needs an all-f32 checkpoint (throws std::invalid_argument naming the tensor otherwise).

@@ -102,6 +102,9 @@ void Weights7bScenario::run(const std::string& variant, RunContext& context) con
   context.set_metric("device_staging_bytes", static_cast<double>(stats.device_staging_bytes));
   context.set_metric("host_staging_bytes", static_cast<double>(stats.host_staging_bytes));
   context.set_metric("staging_chunks", static_cast<double>(stats.chunks));
+  context.set_metric("allocate_seconds", stats.allocate_seconds);
+  context.set_metric("host_copy_seconds", stats.host_copy_seconds);
+  context.set_metric("slot_wait_seconds", stats.slot_wait_seconds);
   context.set_metric("peak_bytes_per_parameter",
                      static_cast<double>(device.allocator().stats().allocated.peak) /
                          static_cast<double>(parameters));

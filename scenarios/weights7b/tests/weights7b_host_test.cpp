@@ -35,6 +35,10 @@ TEST(Weights7bHostTiny, BrokenAndFixedAndBf16FileLoadTheSameBf16Bits) {
   EXPECT_EQ(from_bf16.metrics.at("weights_digest52"), fixed.metrics.at("weights_digest52"));
   EXPECT_NEAR(broken.metrics.at("peak_bytes_per_parameter"), 6.0, 0.05);
   EXPECT_GT(fixed.metrics.at("staging_chunks"), 2 * 9.0);  // several chunks per big tensor
+  // The time breakdown is recorded: copying from the file took time, nothing is negative.
+  EXPECT_GT(fixed.metrics.at("host_copy_seconds"), 0.0);
+  EXPECT_GE(fixed.metrics.at("allocate_seconds"), 0.0);
+  EXPECT_GE(fixed.metrics.at("slot_wait_seconds"), 0.0);
 }
 
 TEST(Weights7bHostTiny, Int8ErrorStaysWithinItsBound) {
