@@ -24,6 +24,7 @@ struct RunOptions {
   std::string alloc_conf;
   bool in_process = false;  // debugging: no child process (a crash then ends oomlab)
   double timeout_seconds = 0;  // per variant; 0: no limit
+  bool profile = false;        // time the profiled ranges and print them per variant
 };
 
 struct SuiteOptions {

@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
                   "Allocator settings over OOMLAB_ALLOC_CONF, e.g. max_split_size_mb:128");
   run->add_option("--timeout", run_options.timeout_seconds,
                   "Kill a variant still running after this many seconds (0: no limit)");
+  run->add_flag("--profile", run_options.profile,
+                "Time the scenario's ranges (attention, MLP, optimizer...) on the device; print "
+                "them and keep them in the record as profile_ms.<range>");
   run->add_flag("--in-process", run_options.in_process,
                 "Run variants in this process (debugging; a crash ends oomlab)")
       ->group("");

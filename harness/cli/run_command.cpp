@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/profile_table.hpp"
 #include "harness/cli/results_table.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
@@ -40,6 +41,7 @@ std::vector<RunRequest> build_requests(const RunOptions& options) {
     throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds");
   }
   base.timeout_seconds = options.timeout_seconds;
+  base.profile = options.profile;
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
 
@@ -77,6 +79,7 @@ int run_command(const RunOptions& options) {
                                          : run_variant_in_child(request));
   }
   print_results_table(records, stdout);
+  if (options.profile) print_profiles(records, stdout);
 
   if (!options.out_path.empty()) {
     nlohmann::ordered_json json;

@@ -105,6 +105,20 @@ void cuda_event_synchronize(std::uintptr_t event) {
   OOMLAB_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)));
 }
 
+std::uintptr_t cuda_timing_event_create() {
+  cudaEvent_t event = nullptr;
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&event));
+  return reinterpret_cast<std::uintptr_t>(event);
+}
+
+double cuda_event_elapsed_ms(std::uintptr_t start, std::uintptr_t stop) {
+  OOMLAB_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(stop)));
+  float ms = 0;
+  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, reinterpret_cast<cudaEvent_t>(start),
+                                        reinterpret_cast<cudaEvent_t>(stop)));
+  return ms;
+}
+
 CudaUsedMemoryProbe::CudaUsedMemoryProbe() {
   OOMLAB_CUDA_CHECK(cudaGetDevice(&device_));
 #if OOMLAB_WITH_NVML

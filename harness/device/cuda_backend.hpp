@@ -29,6 +29,9 @@ void cuda_event_destroy(std::uintptr_t event);  // never throws
 void cuda_event_record(std::uintptr_t event, memory::StreamHandle stream);
 void cuda_stream_wait_event(memory::StreamHandle stream, std::uintptr_t event);
 void cuda_event_synchronize(std::uintptr_t event);
+// Timing events for profiling; elapsed waits for `stop` and returns milliseconds.
+std::uintptr_t cuda_timing_event_create();
+double cuda_event_elapsed_ms(std::uintptr_t start, std::uintptr_t stop);
 
 // Device-level used bytes as nvidia-smi shows them (NVML where built in, else
 // total - free from cudaMemGetInfo). Called from the monitor thread. Throws CudaError.

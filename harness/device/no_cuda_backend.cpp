@@ -30,6 +30,8 @@ void cuda_event_destroy(std::uintptr_t) {}
 void cuda_event_record(std::uintptr_t, memory::StreamHandle) { built_without_cuda(); }
 void cuda_stream_wait_event(memory::StreamHandle, std::uintptr_t) { built_without_cuda(); }
 void cuda_event_synchronize(std::uintptr_t) { built_without_cuda(); }
+std::uintptr_t cuda_timing_event_create() { built_without_cuda(); }
+double cuda_event_elapsed_ms(std::uintptr_t, std::uintptr_t) { built_without_cuda(); }
 
 CudaUsedMemoryProbe::CudaUsedMemoryProbe() { built_without_cuda(); }
 CudaUsedMemoryProbe::~CudaUsedMemoryProbe() = default;

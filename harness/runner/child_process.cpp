@@ -59,6 +59,7 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
           "--alloc-conf", request.alloc_conf,
           "--trace", request.trace_path,
           "--progress", request.progress ? "1" : "0",
+          "--profile", request.profile ? "1" : "0",
           "--record-out", record_path};
 }
 
@@ -158,6 +159,8 @@ int child_main(int argc, char** argv) {
         request.trace_path = value;
       } else if (key == "--progress") {
         request.progress = value == "1";
+      } else if (key == "--profile") {
+        request.profile = value == "1";
       } else if (key == "--record-out") {
         record_path = value;
       } else {

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/device/monitor.hpp"
+#include "harness/device/op_profiler.hpp"
 #include "harness/memory/oom_error.hpp"
 #include "harness/memory/tags.hpp"
 #include "harness/runner/atomic_file.hpp"
@@ -186,10 +188,17 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     DeviceMonitor monitor(device, kMonitorInterval,
                           resolved.budget.context_bytes + resolved.config.simulated_external);
     RunContext context(device, request.scale, resolved.steps);
+    std::optional<OpProfiler> profiler;
+    if (request.profile) profiler.emplace(device);
     run_scenario(resolved, request, context, record);
     monitor.stop();
     fill_memory(record, device.allocator().stats(), monitor);
     fill_timing(record, context);
+    if (profiler) {
+      for (const OpProfiler::Total& total : profiler->totals()) {
+        record.metrics["profile_ms." + total.name] = total.milliseconds;
+      }
+    }
     if (!request.trace_path.empty()) {
       write_file_atomically(request.trace_path, device.allocator().trace().to_chrome_json().dump());
     }

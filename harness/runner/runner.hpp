@@ -22,6 +22,9 @@ struct RunRequest {
   std::string trace_path;  // Chrome-trace JSON of the allocator events; empty: none
   bool progress = true;    // draw a progress line (only ever when stderr is a terminal)
   double timeout_seconds = 0;  // a child still running after this long is killed; 0: no limit
+  // Time the scenario's profiled ranges (harness/device/op_profiler.hpp) on the device and put
+  // each range's total into the record's metrics as "profile_ms.<range>" (every step).
+  bool profile = false;
 };
 
 // A request with everything looked up and parsed. Allocator settings are layered:

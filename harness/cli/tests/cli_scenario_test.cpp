@@ -34,6 +34,29 @@ TEST(CliRun, OneVariantWritesOneRecord) {
   EXPECT_NE(result.out.find("oom (fragmentation)"), std::string::npos) << result.out;
 }
 
+// --profile goes through the child process: the record keeps each range's time and the table
+// lists the ranges (dry does no work, so every range is there at 0 ms).
+TEST(CliRun, ProfileRecordsAndPrintsTheRanges) {
+  TempDir dir;
+  Result result = run_oomlab({"run", "gpt_train", "--variant", "bf16", "--device", "dry", "--scale", "full",
+                              "--profile", "--out", dir.path("bf16.json")});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  RunRecord record = run_record_from_text(read_text_file(dir.path("bf16.json")));
+  for (const char* range : {"profile_ms.fwd.attention", "profile_ms.bwd.attention", "profile_ms.train.optimizer"}) {
+    ASSERT_EQ(record.metrics.count(range), 1u) << range;
+    EXPECT_EQ(record.metrics.at(range), 0.0) << range;
+  }
+  EXPECT_NE(result.out.find("profile of gpt_train/bf16 on dry"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("bwd.attention"), std::string::npos) << result.out;
+
+  Result plain = run_oomlab({"run", "gpt_train", "--variant", "bf16", "--device", "dry", "--out",
+                             dir.path("plain.json")});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  RunRecord unprofiled = run_record_from_text(read_text_file(dir.path("plain.json")));
+  EXPECT_EQ(unprofiled.metrics.count("profile_ms.fwd.attention"), 0u);
+  EXPECT_EQ(plain.out.find("profile of"), std::string::npos);
+}
+
 TEST(CliRun, AllVariantsWriteAnArrayAndMatch) {
   TempDir dir;
   Result result = run_oomlab({"run", "fragmentation", "--device", "dry", "--scale", "full",

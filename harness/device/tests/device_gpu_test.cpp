@@ -9,6 +9,8 @@
 
 #include "harness/device/device.hpp"
 #include "harness/device/monitor.hpp"
+#include "harness/device/op_profiler.hpp"
+#include "harness/device/stream_event.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/testing/require_gpu.hpp"
 
@@ -72,6 +74,34 @@ TEST(DeviceGpu, ExtraStreamsCopyAsync) {
   EXPECT_EQ(output, input);
   device.allocator().deallocate(p);
   device.destroy_stream(stream);
+}
+
+// Streams ordered by a StreamEvent: a copy on another stream waits for the compute stream's
+// fill; the profiler times ranges on the compute stream with CUDA events.
+TEST(DeviceGpu, StreamEventsOrderStreamsAndTheProfilerTimesRanges) {
+  OOMLAB_REQUIRE_GPU();
+  Device device(DeviceKind::cuda, {});
+  OpProfiler profiler(device);
+  auto other = device.create_stream();
+  void* p = device.allocator().allocate(256_MiB, device.stream());
+  {
+    ProfileRange range("fill");
+    device.memset(p, 0x5A, 256_MiB);
+  }
+  StreamEvent filled(DeviceKind::cuda);
+  filled.record(device.stream());
+  filled.make_stream_wait(other);
+  std::vector<std::uint8_t> tail(4096, 0);
+  device.copy_async(tail.data(), static_cast<char*>(p) + 256_MiB - tail.size(), tail.size(),
+                    CopyKind::device_to_host, other);
+  device.synchronize();
+  for (std::uint8_t byte : tail) ASSERT_EQ(byte, 0x5A);
+  const auto totals = profiler.totals();
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].name, "fill");
+  EXPECT_GT(totals[0].milliseconds, 0.0);
+  device.allocator().deallocate(p);
+  device.destroy_stream(other);
 }
 
 TEST(DeviceGpu, InfoReportsNameMemoryAndVersions) {

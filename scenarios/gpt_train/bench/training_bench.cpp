@@ -7,7 +7,8 @@
 //  - gpt2_bf16_B16_offload the same with AdamW state in pinned host memory, streamed
 //  - long_context_fixed GPT-2 124M, T=4096, B=4, bf16, fused attention (PyTorch SDPA: 297K tokens/s)
 // Counters: tokens/s (median step after the first, which tunes cuBLASLt and warms the caches),
-// step ms, peak allocated and reserved bytes (GB, 1e9, as PyTorch prints them).
+// step ms, peak allocated and reserved bytes (GB, 1e9, as PyTorch prints them), and the device
+// time per step of each profiled range of the model and trainer ("ms.bwd.attention", ...).
 //   training_bench --benchmark_out=training.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "harness/device/device.hpp"
+#include "harness/device/op_profiler.hpp"
 #include "harness/runner/run_context.hpp"
 #include "scenarios/gpt_train/gpt_train.hpp"
 #include "scenarios/gpt_train/training_loop.hpp"
@@ -36,13 +38,24 @@ void BM_Training(benchmark::State& state, TrainingPlan plan) {
   const double tokens_per_step = double(plan.seq * plan.micro_batch * plan.micro_batches);
   double step_seconds = 0;
   memory::MemoryStats stats;
+  std::vector<OpProfiler::Total> profile;
   for (auto _ : state) {
     Device device(DeviceKind::cuda, memory::AllocatorConfig{});  // no budget: measure, not fail
     RunContext context(device, Scale::full, kSteps);
+    OpProfiler profiler(device);
+    // The first step tunes cuBLASLt and fills the caches: its ranges are left out.
+    context.set_progress([](void* user, const RunContext& ran) {
+      if (ran.step_seconds().size() == 1) static_cast<OpProfiler*>(user)->reset();
+    }, &profiler);
     run_training(plan, context);
     step_seconds = median_after_first(context.step_seconds());
     stats = device.allocator().stats();
+    profile = profiler.totals();
     state.SetIterationTime(step_seconds * kSteps);
+  }
+  // Device time per step by range (ms); nested ranges are included in their parents.
+  for (const OpProfiler::Total& total : profile) {
+    state.counters["ms." + total.name] = total.milliseconds / (kSteps - 1);
   }
   state.counters["tokens_per_s"] = tokens_per_step / step_seconds;
   state.counters["step_ms"] = step_seconds * 1e3;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 
+#include "harness/device/op_profiler.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/core/check.hpp"
@@ -117,7 +118,9 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
   std::int64_t tokens = 0;
   for (const MicroBatch& batch : micro_batches) tokens += batch.tokens.numel();
   const float dloss = scaler_.scale / static_cast<float>(tokens);
+  ProfilePhases phase("train.zero_grads");
   model_.zero_grads();
+  phase.next("train.forward+backward");
   double loss_sum = 0;
   for (const MicroBatch& batch : micro_batches) {
     model_.forward(batch.tokens, batch.targets, dloss);
@@ -126,6 +129,7 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
   }
   report.loss = static_cast<float>(loss_sum / static_cast<double>(tokens));
 
+  phase.next("train.unscale+clip");
   std::vector<Tensor> grads = model_.gradient_tensors();
   if (f16) {
     found_inf_.zero();
@@ -140,6 +144,7 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
     ops::clip_grads_by_norm(grads, grad_norm_, model_.options().grad_clip);
   }
   ++optimizer_steps_;
+  phase.next("train.optimizer");
   if (offload_) update_offloaded();
   else update_on_device();
   return report;

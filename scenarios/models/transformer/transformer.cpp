@@ -13,6 +13,7 @@
 #include "kernels/attention/attention.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/transformer/cast.hpp"
+#include "harness/device/op_profiler.hpp"
 #include "kernels/transformer/cross_entropy.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/gelu.hpp"
@@ -149,6 +150,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   Device& dev = device_;
   const ParameterTensors& p = params_;
   BlockActivations a;
+  ProfilePhases phase("fwd.ln1+qkv");
 
   // Attention: norm, fused qkv projection, split into heads (cast to the attention dtype).
   a.ln1 = Tensor::empty(dev, s.hidden, cd);
@@ -163,6 +165,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     a.v = Tensor::empty(dev, s.heads, ad);
     heads_from_tokens({&a.q, &a.k, &a.v}, qkv);
   }
+  phase.next("fwd.attention");
   Tensor heads_out = Tensor::empty(dev, s.heads, ad);
   if (options_.attention == AttentionKind::naive) {
     a.probs = Tensor::empty(dev, s.scores, ad);  // (B, H, T, T): the quadratic term
@@ -172,6 +175,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     ops::attention_fused_forward(a.q, a.k, a.v, heads_out, a.lse);
     a.attn_heads = heads_out;  // the fused backward reads its own output
   }
+  phase.next("fwd.attn_proj");
   a.attn_out = Tensor::empty(dev, s.hidden, cd);
   tokens_from_heads(a.attn_out, {&heads_out});
   heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
@@ -183,6 +187,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   }
 
   // MLP: norm, up projection, activation, down projection, residual.
+  phase.next("fwd.ln2+mlp_up");
   a.ln2 = Tensor::empty(dev, s.hidden, cd);
   if (gpt2) a.ln2_mean = Tensor::empty(dev, s.rows, DType::f32);
   a.ln2_rstd = Tensor::empty(dev, s.rows, DType::f32);
@@ -200,6 +205,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     ops::matmul(a.up, a.ln2, layer_of(p.up_w, l), none, kLinear);
     ops::swiglu_forward(hidden, a.gate, a.up);
   }
+  phase.next("fwd.mlp_down");
   out = Tensor::empty(dev, s.hidden, cd);
   ops::matmul(out, hidden, layer_of(p.proj_w, l), layer_of(p.proj_b, l), kLinear);
   hidden.reset();
@@ -222,9 +228,11 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   const DType cd = dtype();
   tokens_ = tokens;
 
+  ProfilePhases phase("fwd.embedding");
   Tensor embedded = Tensor::empty(device_, shapes_.hidden, cd);
   ops::embedding_forward(embedded, tokens, params_.wte, params_.wpe);
   residual_.push_back(embedded);
+  phase.next("fwd.blocks");
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     Tensor out;
     BlockActivations kept = block_forward(l, residual_.back(), out);
@@ -234,6 +242,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
     residual_.push_back(out);
   }
 
+  phase.next("fwd.lnf+lm_head");
   lnf_ = Tensor::empty(device_, shapes_.hidden, cd);
   if (config_.is_gpt2()) lnf_mean_ = Tensor::empty(device_, shapes_.rows, DType::f32);
   lnf_rstd_ = Tensor::empty(device_, shapes_.rows, DType::f32);
@@ -241,6 +250,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   const Tensor& lm_weight = config_.is_gpt2() ? params_.wte : params_.lm_head;
   logits_ = Tensor::empty(device_, shapes_.logits, cd);
   ops::matmul(logits_, lnf_, lm_weight, Tensor(), kLinear);
+  phase.next("fwd.cross_entropy");
   losses_ = Tensor::empty(device_, shapes_.rows, DType::f32);
   Tensor none;
   ops::softmax_cross_entropy(losses_, dloss ? logits_ : none, logits_, targets.view(shapes_.rows),
@@ -303,6 +313,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
   Tensor none;
 
   // MLP backward. Its hidden activation was not kept: recompute it from what was.
+  ProfilePhases phase("bwd.mlp");
   Tensor d_ln2 = Tensor::empty(dev, s.hidden, cd);
   {
     Tensor hidden = Tensor::empty(dev, s.mlp, cd);
@@ -333,6 +344,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     }
   }
   // Gradient at residual_mid: through the second norm, plus the skip connection.
+  phase.next("bwd.ln2");
   Tensor d_mid = Tensor::empty(dev, s.hidden, cd);
   {
     Tensor d_ln2_w = layer_of(g.ln2_w, l), d_ln2_b = layer_of(g.ln2_b, l);
@@ -343,6 +355,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
   }
 
   // Attention backward.
+  phase.next("bwd.attn_proj");
   Tensor d_ln1 = Tensor::empty(dev, s.hidden, cd);
   {
     Tensor d_heads = Tensor::empty(dev, s.heads, ad);
@@ -352,6 +365,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
       ops::matmul_backward(d_attn_out, d_w, d_b, d_mid, a.attn_out, layer_of(p.attn_proj_w, l), kLinear);
       heads_from_tokens({&d_heads}, d_attn_out);
     }
+    phase.next("bwd.attention");
     Tensor dq = Tensor::empty(dev, s.heads, ad);
     Tensor dk = Tensor::empty(dev, s.heads, ad);
     Tensor dv = Tensor::empty(dev, s.heads, ad);
@@ -361,6 +375,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
       ops::attention_fused_backward(a.q, a.k, a.v, a.attn_heads, a.lse, d_heads, dq, dk, dv);
     }
     d_heads.reset();
+    phase.next("bwd.qkv");
     Tensor d_qkv = Tensor::empty(dev, s.qkv, cd);
     tokens_from_heads(d_qkv, {&dq, &dk, &dv});
     dq.reset();
@@ -370,6 +385,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     ops::matmul_backward(d_ln1, d_qkv_w, d_qkv_b, d_qkv, a.ln1, layer_of(p.qkv_w, l), kLinear);
   }
   // Gradient at the block input: through the first norm, plus the skip connection.
+  phase.next("bwd.ln1");
   Tensor d_x = Tensor::empty(dev, s.hidden, cd);
   Tensor d_ln1_w = layer_of(g.ln1_w, l), d_ln1_b = layer_of(g.ln1_b, l);
   norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, l), a.ln1_mean, a.ln1_rstd);
@@ -384,6 +400,7 @@ void Transformer::backward() {
   const DType cd = dtype();
 
   Tensor d_residual;  // gradient at the current point of the residual stream
+  ProfilePhases phase("bwd.lm_head+lnf");
   {
     Tensor d_lnf = Tensor::empty(device_, shapes_.hidden, cd);
     lm_head_backward(d_lnf);
@@ -396,6 +413,7 @@ void Transformer::backward() {
   lnf_mean_.reset();
   lnf_rstd_.reset();
 
+  phase.next("bwd.blocks");
   for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
     const auto index = static_cast<std::size_t>(l);
     BlockActivations kept;
@@ -410,6 +428,7 @@ void Transformer::backward() {
     d_residual = block_backward(l, residual_[index], kept, d_residual);
     // `kept` (the block's activations) is freed at the end of this iteration.
   }
+  phase.next("bwd.embedding");
   ops::embedding_backward(grads_.wte, grads_.wpe, d_residual, tokens_);
   d_residual.reset();
   release_activations();
