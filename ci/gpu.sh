@@ -96,12 +96,13 @@ if want suite; then
   cat "$out/suite.log"
 fi
 
-# One full-scale variant on cuda, its record under $out/full, a time limit per run.
+# One full-scale variant on cuda, its record (with the profiled ranges) under $out/full, a time
+# limit per run.
 run_full() {  # scenario variant [record suffix]
   local record="$out/full/$1.$2.cuda-full${3:+.$3}.json"
   step "oomlab run $1 --variant $2 --device cuda --scale full ${3:+($3)}"
   timeout 420 "$build/harness/cli/oomlab" run "$1" --variant "$2" --device cuda --scale full \
-    --out "$record" >>"$out/full.log" 2>&1
+    --profile --out "$record" >>"$out/full.log" 2>&1
   tail -n 2 "$out/full.log"
 }
 
