@@ -23,7 +23,7 @@ void print_profiles(const std::vector<RunRecord>& records, std::FILE* out) {
                  record.scenario.c_str(), record.variant.c_str(), record.device.kind.c_str(),
                  record.step_seconds.size(), step_ms);
     for (const auto& [name, ms] : ranges) {
-      std::fprintf(out, "  %-28s %10.2f ms", name.c_str(), ms);
+      std::fprintf(out, "  %-34s %10.2f ms", name.c_str(), ms);
       if (step_ms > 0) std::fprintf(out, "  %5.1f %%", 100.0 * ms / step_ms);
       std::fputc('\n', out);
     }

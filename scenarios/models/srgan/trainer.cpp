@@ -1,5 +1,6 @@
 #include "scenarios/models/srgan/trainer.hpp"
 
+#include "harness/device/op_profiler.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/transformer/residual.hpp"
 #include "scenarios/models/srgan/losses.hpp"
@@ -32,7 +33,9 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
   memory::TagScope tag(memory::Tag::activations);
   SrganLosses losses;
   const std::int64_t n = batch.high_res.dim(0);
+  ProfilePhases phase("gan.generator_forward");
   GeneratorForward fake = generator_.forward_train(batch.low_res);
+  phase.next("gan.discriminator_step");
 
   {  // Discriminator step: real and (detached) fake in one batch, one forward, one backward.
     Tensor both = concat_batches(batch.high_res, fake.output);
@@ -50,6 +53,7 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
     discriminator_adam_.step();
   }
 
+  phase.next("gan.generator_step.discriminator");
   {  // Generator step, against the updated discriminator.
     FeatureMaps real_features = discriminator_.forward(batch.high_res).features;
     if (hooks.on_real_features) hooks.on_real_features(real_features);
@@ -74,7 +78,9 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
     ops::residual_add(d_output, d_output, pixel.gradient);
     pixel = {};
     fake.output.reset();
+    phase.next("gan.generator_step.backward");
     generator_.backward(std::move(fake.saved), d_output);
+    phase.next("gan.generator_step.adam");
     generator_adam_.step();
   }
   losses.generator = weights_.pixel * losses.pixel + weights_.feature_matching * losses.feature_matching +
