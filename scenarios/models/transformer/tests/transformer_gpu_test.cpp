@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "harness/testing/require_gpu.hpp"
 #include "scenarios/models/transformer/tests/test_support.hpp"
@@ -65,6 +66,40 @@ TEST(TransformerGpu, Bf16FusedTrainingLowersTheLoss) {
   for (int step = 0; step < 8; ++step) last = trainer.step(batch).loss;
   EXPECT_TRUE(std::isfinite(first));
   EXPECT_LT(last, first - 0.1f);
+}
+
+// The offloaded optimizer's copies run on two copy streams around the compute stream: a missing
+// wait would update from stale or half-copied state. After 3 steps the parameters must match an
+// on-device AdamW (atomics in some backward kernels make the last bits differ run to run, so
+// the check has a tolerance; a race shows up far outside it).
+TEST(TransformerGpu, OffloadedAdamWMatchesOnDeviceAdamWOnCuda) {
+  OOMLAB_REQUIRE_GPU();
+  for (Precision precision : {Precision::f32, Precision::bf16}) {
+    std::vector<std::vector<float>> params[2];
+    for (int offload = 0; offload < 2; ++offload) {
+      Device device(DeviceKind::cuda, memory::AllocatorConfig{});
+      const TransformerConfig config = transformer_preset("gpt2-small");
+      TrainOptions options;
+      options.precision = precision;
+      options.attention = precision == Precision::f32 ? AttentionKind::naive : AttentionKind::fused;
+      options.offload_optimizer = offload == 1;
+      Transformer model(device, config, options, 5);
+      Trainer trainer(model);
+      const std::vector<MicroBatch> batch = {testing::random_batch(device, config, 2, 64, 8)};
+      for (int step = 0; step < 3; ++step) trainer.step(batch);
+      for (const Tensor& p : model.parameter_tensors()) params[offload].push_back(p.to_host_f32());
+    }
+    const double rtol = precision == Precision::f32 ? 1e-3 : 2e-2;
+    ASSERT_EQ(params[0].size(), params[1].size());
+    for (std::size_t i = 0; i < params[0].size(); ++i) {
+      ASSERT_EQ(params[0][i].size(), params[1][i].size());
+      for (std::size_t j = 0; j < params[0][i].size(); ++j) {
+        const double a = params[0][i][j], b = params[1][i][j];
+        ASSERT_LE(std::fabs(a - b), 1e-3 + rtol * std::fabs(a))
+            << precision_name(precision) << ": tensor " << i << " element " << j;
+      }
+    }
+  }
 }
 
 TEST(TransformerGpu, CudaMakesExactlyTheRequestsDryPredicts) {
