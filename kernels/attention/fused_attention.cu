@@ -30,11 +30,19 @@
 
 #include "kernels/attention/attention_cuda.hpp"
 #include "kernels/core/launch.cuh"
+#include "kernels/core/mma_sm80.cuh"
 
 namespace oomlab::ops::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
+using detail::cp_async_16;
+using detail::cp_async_4;
+using detail::cp_async_commit;
+using detail::cp_async_wait_all;
+using detail::ldmatrix_x4;
+using detail::mma_16816;
+
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
@@ -48,43 +56,16 @@ constexpr float kLn2 = 0.6931471805599453f;
 //   C 16x8 f32:        c[0], c[1] = (g, 2t), (g, 2t+1); c[2], c[3] = (g+8, 2t), (g+8, 2t+1)
 // Each 32-bit register holds two bf16, the lower-indexed element in the low half.
 
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
   __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);  // .x (low half) = low
   return *reinterpret_cast<uint32_t*>(&pair);
-}
-
-// Shared-memory address of a generic pointer, for ldmatrix and cp.async.
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ldmatrix: four 8x8 bf16 blocks; lane l names row l % 8 of block l / 8 (16-byte aligned rows).
-// Without .trans thread (g, t) receives (row g, cols 2t..2t+1) of each block; with .trans
-// (rows 2t..2t+1, col g).
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row)));
 }
 
 // A fragment of the 16x16 block at (row0, col0) of a row-major shared tile: blocks
 // (row0, col0), (row0+8, col0), (row0, col0+8), (row0+8, col0+8) are a[0..3].
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int ld, int row0, int col0) {
   const int lane = threadIdx.x % 32;
-  ldmatrix_x4(a, tile + (row0 + lane % 8 + lane / 8 % 2 * 8) * ld + col0 + lane / 16 * 8);
+  ldmatrix_x4(a, tile + (row0 + lane % 8 + lane / 8 % 2 * 8) * ld + col0 + lane / 16 * 8, false);
 }
 
 // A fragment of the 16x16 block A = X^T where X is stored row-major (X[k][m]): A(m, k) at
@@ -92,7 +73,7 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* tile, int l
 // (k0, m0+8), (k0+8, m0), (k0+8, m0+8).
 __device__ __forceinline__ void load_a_transposed(uint32_t (&a)[4], const bf16* tile, int ld, int m0, int k0) {
   const int lane = threadIdx.x % 32;
-  ldmatrix_x4_trans(a, tile + (k0 + lane % 8 + lane / 16 * 8) * ld + m0 + lane / 8 % 2 * 8);
+  ldmatrix_x4(a, tile + (k0 + lane % 8 + lane / 16 * 8) * ld + m0 + lane / 8 % 2 * 8, true);
 }
 
 // B fragments (k0..k0+15) x (n-tiles n0 and n0+8) when the tile stores B^T row-major, i.e.
@@ -101,7 +82,7 @@ __device__ __forceinline__ void load_b_pair_from_nk(uint32_t (&b0)[2], uint32_t 
                                                     int ld, int n0, int k0) {
   const int lane = threadIdx.x % 32;
   uint32_t r[4];
-  ldmatrix_x4(r, tile + (n0 + lane % 8 + lane / 16 * 8) * ld + k0 + lane / 8 % 2 * 8);
+  ldmatrix_x4(r, tile + (n0 + lane % 8 + lane / 16 * 8) * ld + k0 + lane / 8 % 2 * 8, false);
   b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
 }
 
@@ -112,7 +93,7 @@ __device__ __forceinline__ void load_b_pair_from_kn(uint32_t (&b0)[2], uint32_t 
                                                     int ld, int k0, int n0) {
   const int lane = threadIdx.x % 32;
   uint32_t r[4];
-  ldmatrix_x4_trans(r, tile + (k0 + lane % 8 + lane / 8 % 2 * 8) * ld + n0 + lane / 16 * 8);
+  ldmatrix_x4(r, tile + (k0 + lane % 8 + lane / 8 % 2 * 8) * ld + n0 + lane / 16 * 8, true);
   b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
 }
 
@@ -134,21 +115,6 @@ __device__ __forceinline__ float2 unpack_bf16(uint32_t pair) {
 // Global -> shared copies with cp.async (16 bytes per instruction; rows past `seq` are
 // zero-filled, reading nothing, so tails need no other special case).
 
-__device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
-  const uint32_t address = shared_address(shared);
-  const int source_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
-               "r"(source_bytes));
-}
-// 4 bytes (row statistics); .ca is the only form for copies under 16 bytes.
-__device__ __forceinline__ void cp_async_4(void* shared, const void* global, bool valid) {
-  const uint32_t address = shared_address(shared);
-  const int source_bytes = valid ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(address), "l"(global),
-               "r"(source_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // Rows [row0, row0 + kRows) of a (seq, kHeadDim) head into a (kRows, ld) shared tile.
 template <int kRows, int kHeadDim>
@@ -262,8 +228,8 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
         uint32_t b0[2], b1[2];
         load_b_pair_from_nk(b0, b1, tile_k, kLd, n * 8, s * 16);
         for (int r = 0; r < kRowTiles; ++r) {
-          mma_bf16(s_acc[r][n], q_frag[r][s], b0);
-          mma_bf16(s_acc[r][n + 1], q_frag[r][s], b1);
+          mma_16816<bf16>(s_acc[r][n], q_frag[r][s], b0);
+          mma_16816<bf16>(s_acc[r][n + 1], q_frag[r][s], b1);
         }
       }
     }
@@ -327,8 +293,8 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
         uint32_t b0[2], b1[2];
         load_b_pair_from_kn(b0, b1, tile_v, kLd, s * 16, d * 8);
         for (int r = 0; r < kRowTiles; ++r) {
-          mma_bf16(o_acc[r][d], a[r], b0);
-          mma_bf16(o_acc[r][d + 1], a[r], b1);
+          mma_16816<bf16>(o_acc[r][d], a[r], b0);
+          mma_16816<bf16>(o_acc[r][d + 1], a[r], b1);
         }
       }
     }
@@ -483,8 +449,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
       for (int d = 0; d < kDqTiles; d += 2) {
         uint32_t b0[2], b1[2];
         load_b_pair_from_kn(b0, b1, sK, kLd, s * 16, (d_first + d) * 8);
-        mma_bf16(dq_acc[d], a, b0);
-        mma_bf16(dq_acc[d + 1], a, b1);
+        mma_16816<bf16>(dq_acc[d], a, b0);
+        mma_16816<bf16>(dq_acc[d + 1], a, b1);
       }
     }
     const int query_a = m * kBlockM + row_tile * 16 + g, query_b = query_a + 8;
@@ -553,8 +519,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
           uint32_t b0[2], b1[2];
           load_b_pair_from_nk(b0, b1, tile_q, kLd, n * 8, s * 16);
           for (int r = 0; r < kRowTiles; ++r) {
-            mma_bf16(p_acc[r][n], a[r], b0);
-            mma_bf16(p_acc[r][n + 1], a[r], b1);
+            mma_16816<bf16>(p_acc[r][n], a[r], b0);
+            mma_16816<bf16>(p_acc[r][n + 1], a[r], b1);
           }
         }
       }
@@ -594,8 +560,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
           uint32_t b0[2], b1[2];
           load_b_pair_from_kn(b0, b1, tile_do, kLd, s * 16, d * 8);
           for (int r = 0; r < kRowTiles; ++r) {
-            mma_bf16(dv_acc[r][d], p_frag[r][s], b0);
-            mma_bf16(dv_acc[r][d + 1], p_frag[r][s], b1);
+            mma_16816<bf16>(dv_acc[r][d], p_frag[r][s], b0);
+            mma_16816<bf16>(dv_acc[r][d + 1], p_frag[r][s], b1);
           }
         }
       }
@@ -608,8 +574,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
           uint32_t b0[2], b1[2];
           load_b_pair_from_nk(b0, b1, tile_do, kLd, n * 8, s * 16);
           for (int r = 0; r < kRowTiles; ++r) {
-            mma_bf16(ds_acc[r][n], a[r], b0);
-            mma_bf16(ds_acc[r][n + 1], a[r], b1);
+            mma_16816<bf16>(ds_acc[r][n], a[r], b0);
+            mma_16816<bf16>(ds_acc[r][n + 1], a[r], b1);
           }
         }
       }
@@ -634,8 +600,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
           uint32_t b0[2], b1[2];
           load_b_pair_from_kn(b0, b1, tile_q, kLd, s * 16, d * 8);
           for (int r = 0; r < kRowTiles; ++r) {
-            mma_bf16(dk_acc[r][d], a[r], b0);
-            mma_bf16(dk_acc[r][d + 1], a[r], b1);
+            mma_16816<bf16>(dk_acc[r][d], a[r], b0);
+            mma_16816<bf16>(dk_acc[r][d + 1], a[r], b1);
           }
         }
       }

@@ -25,7 +25,7 @@
 #include <type_traits>
 
 #include "harness/device/cuda_check.hpp"
-#include "kernels/conv/mma_sm80.cuh"
+#include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"

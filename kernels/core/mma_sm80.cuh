@@ -1,6 +1,6 @@
-// Warp-level tensor-core and async-copy instructions of sm_80+ used by the conv implicit GEMM:
-// cp.async (16-byte global -> shared, zero-fill), ldmatrix (plain and .trans) and
-// mma.sync m16n8k16 with f32 accumulation, for bf16 and f16.
+// Warp-level tensor-core and async-copy instructions of sm_80+, shared by the conv implicit GEMM
+// and fused attention: cp.async (16- and 4-byte global -> shared, zero-fill), ldmatrix (plain and
+// .trans) and mma.sync m16n8k16 with f32 accumulation, for bf16 and f16.
 // Fragment layouts of m16n8k16 (PTX ISA), g = lane / 4, t = lane % 4:
 //   A 16x16: a[0] = (g, 2t..), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..), a[3] = (g+8, 2t+8..)
 //   B 16x8 (k x n): b[0] = (k 2t..2t+1, n g), b[1] = (k 2t+8.., n g)
@@ -23,7 +23,14 @@ __device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared_dst)),
                "l"(global_src), "r"(valid ? 16 : 0));
 }
+// 4 bytes (row statistics); .ca is the only form for copies under 16 bytes.
+__device__ __forceinline__ void cp_async_4(void* shared_dst, const void* global_src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared_dst)),
+               "l"(global_src), "r"(valid ? 4 : 0));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits for every copy this thread issued, committed or not.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 // Waits until at most `Pending` of this thread's committed groups are still in flight.
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
