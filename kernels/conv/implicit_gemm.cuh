@@ -25,10 +25,10 @@
 #include <type_traits>
 
 #include "harness/device/cuda_check.hpp"
-#include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
+#include "kernels/core/mma_sm80.cuh"
 
 namespace oomlab::ops::detail {
 
