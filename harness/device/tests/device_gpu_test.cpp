@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "harness/device/device.hpp"
@@ -12,20 +11,15 @@
 #include "harness/device/op_profiler.hpp"
 #include "harness/device/stream_event.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/testing/random_bytes.hpp"
 #include "harness/testing/require_gpu.hpp"
 
 namespace oomlab {
 namespace {
 
-using namespace oomlab::literals;
+using testing::random_bytes;
 
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::vector<std::uint8_t> bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
-  return bytes;
-}
+using namespace oomlab::literals;
 
 void check_round_trip(Device& device, std::size_t n) {
   auto input = random_bytes(n, 11);

@@ -3,26 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness/device/device.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/testing/random_bytes.hpp"
 
 namespace oomlab {
 namespace {
 
-using namespace oomlab::literals;
+using testing::random_bytes;
 
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::vector<std::uint8_t> bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
-  return bytes;
-}
+using namespace oomlab::literals;
 
 TEST(DeviceKind, NamesRoundTrip) {
   for (DeviceKind kind : {DeviceKind::cuda, DeviceKind::host, DeviceKind::dry}) {

@@ -3,8 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
+#include "harness/testing/random_bytes.hpp"
 #include "scenarios/models/safetensors/safetensors_reader.hpp"
 #include "scenarios/models/safetensors/safetensors_writer.hpp"
 #include "scenarios/models/safetensors/tests/temp_dir.hpp"
@@ -12,14 +12,9 @@
 namespace oomlab::safetensors {
 namespace {
 
-using testing::TempDir;
+using oomlab::testing::random_bytes;
 
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::uint8_t> bytes(n);
-  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-  return bytes;
-}
+using testing::TempDir;
 
 std::vector<HostTensor> sample_tensors() {
   return {
