@@ -1,9 +1,12 @@
-// The one benchmark timer: CUDA events around one iteration on a stream; the destructor reports
-// the elapsed time as the iteration's manual time (use with ->UseManualTime()), or marks the
-// iteration as failed when the events do. Only for code compiled with CUDA.
+// The benchmark timers: CudaEventTimer puts CUDA events around one iteration on a stream and
+// reports the elapsed time as the iteration's manual time (use with ->UseManualTime()), or marks
+// the iteration as failed when the events do; mean_milliseconds times a batch of back-to-back
+// runs (for a reference measured in the same run). Only for code compiled with CUDA.
 #pragma once
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
+
+#include <functional>
 
 #include "harness/device/cuda_check.hpp"
 
@@ -35,5 +38,24 @@ class CudaEventTimer {
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
+
+// Mean milliseconds of one run of `work` (enqueued on `stream`) over `runs` back-to-back runs,
+// after `warmups` untimed ones.
+inline double mean_milliseconds(const std::function<void()>& work, cudaStream_t stream, int runs = 20,
+                                int warmups = 1) {
+  for (int i = 0; i < warmups; ++i) work();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&start));
+  OOMLAB_CUDA_CHECK(cudaEventCreate(&stop));
+  OOMLAB_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < runs; ++i) work();
+  OOMLAB_CUDA_CHECK(cudaEventRecord(stop, stream));
+  OOMLAB_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / runs;
+}
 
 }  // namespace oomlab::testing

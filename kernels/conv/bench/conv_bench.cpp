@@ -53,22 +53,7 @@ const char* pass_name(int pass) {
 
 using oomlab::testing::CudaEventTimer;
 
-// Mean milliseconds of `fn` over `iterations` runs after a warm-up (for the vs_cudnn counter).
-double mean_ms(const std::function<void()>& fn, cudaStream_t stream, int iterations = 20) {
-  for (int i = 0; i < 3; ++i) fn();
-  cudaEvent_t start, stop;
-  OOMLAB_CUDA_CHECK(cudaEventCreate(&start));
-  OOMLAB_CUDA_CHECK(cudaEventCreate(&stop));
-  OOMLAB_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < iterations; ++i) fn();
-  OOMLAB_CUDA_CHECK(cudaEventRecord(stop, stream));
-  OOMLAB_CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / iterations;
-}
+using oomlab::testing::mean_milliseconds;
 
 Device& cuda_device() {
   static Device device(DeviceKind::cuda, {});
@@ -214,9 +199,9 @@ Workload& workload_for(int problem) {
 #if OOMLAB_HAVE_CUDNN
   workload.cudnn = std::make_unique<CudnnConv>(p, workload.x, workload.w, workload.y);
   for (int pass = 0; pass < 4; ++pass) {
-    workload.cudnn_ms[pass] = mean_ms(
+    workload.cudnn_ms[pass] = mean_milliseconds(
         [&, pass] { workload.cudnn->run(pass, workload.x, workload.w, workload.y, workload.dx, workload.dw); },
-        cuda_stream());
+        cuda_stream(), 20, 3);
   }
 #endif
   return workload;
@@ -247,7 +232,7 @@ void BM_conv2d_ours(benchmark::State& state) {
   }
   set_counters(state, kProblems[problem], pass);
 #if OOMLAB_HAVE_CUDNN
-  const double ours_ms = mean_ms([&] { work.run_ours(pass); }, cuda_stream());
+  const double ours_ms = mean_milliseconds([&] { work.run_ours(pass); }, cuda_stream(), 20, 3);
   state.counters["ours_ms"] = ours_ms;
   state.counters["cudnn_ms"] = work.cudnn_ms[pass];
   state.counters["vs_cudnn"] = work.cudnn_ms[pass] / ours_ms;

@@ -39,22 +39,8 @@ cudaStream_t stream() { return reinterpret_cast<cudaStream_t>(device().stream())
 
 using oomlab::testing::CudaEventTimer;
 
-// Mean milliseconds of `work` over `reps` runs after a warm-up, timed with events.
-double time_ms(const std::function<void()>& work, int reps = 20) {
-  work();
-  cudaEvent_t start, stop;
-  OOMLAB_CUDA_CHECK(cudaEventCreate(&start));
-  OOMLAB_CUDA_CHECK(cudaEventCreate(&stop));
-  OOMLAB_CUDA_CHECK(cudaEventRecord(start, stream()));
-  for (int i = 0; i < reps; ++i) work();
-  OOMLAB_CUDA_CHECK(cudaEventRecord(stop, stream()));
-  OOMLAB_CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / reps;
-}
+// Mean milliseconds of one run of `work` on the bench stream (20 runs after a warm-up).
+double time_ms(const std::function<void()>& work) { return testing::mean_milliseconds(work, stream()); }
 
 // Device-to-device copy bandwidth (bytes read + written per second) for a copy moving `traffic`
 // bytes in total, measured once per size in this run.
