@@ -3,18 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "harness/memory/tags.hpp"
-#include "scenarios/fragmentation/fragmentation.hpp"
 #include "harness/testing/run_scenario.hpp"
+#include "harness/testing/story_cases.hpp"
+#include "scenarios/fragmentation/fragmentation.hpp"
 
 namespace oomlab {
 namespace {
 
 using testing::run_scenario;
 
-struct Case {
-  DeviceKind device;
-  Scale scale;
-};
+using Case = testing::StoryCase;
 
 class FragmentationStory : public ::testing::TestWithParam<Case> {};
 
@@ -42,15 +40,8 @@ TEST_P(FragmentationStory, EveryFixFits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(HostAndDry, FragmentationStory,
-                         ::testing::Values(Case{DeviceKind::host, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::small},
-                                           Case{DeviceKind::dry, Scale::full}),
-                         [](const auto& info) {
-                           return std::string(device_kind_name(info.param.device)) + "_" +
-                                  scale_name(info.param.scale);
-                         });
+INSTANTIATE_TEST_SUITE_P(HostAndDry, FragmentationStory, ::testing::ValuesIn(testing::host_tiny_and_dry_cases()),
+                         testing::StoryCaseName());
 
 TEST(FragmentationSequence, HostAndDryMakeIdenticalAllocatorEvents) {
   for (const char* variant :

@@ -1,6 +1,7 @@
 // The spawn story on host and dry: broken-spawn runs out of memory with an `external` diagnosis
 // whose bytes are exactly one modelled context per worker; broken-fork stops with the workers'
 // CUDA failure; fixed holds one context whatever the number of workers.
+#include "harness/testing/story_cases.hpp"
 #include "scenarios/spawn/spawn.hpp"
 
 #include <gtest/gtest.h>
@@ -112,10 +113,7 @@ INSTANTIATE_TEST_SUITE_P(HostAndDry, SpawnStory,
                                            Case{DeviceKind::dry, Scale::tiny, -1},
                                            Case{DeviceKind::dry, Scale::small, 3},
                                            Case{DeviceKind::dry, Scale::full, 2}),
-                         [](const auto& info) {
-                           return std::string(device_kind_name(info.param.device)) + "_" +
-                                  scale_name(info.param.scale);
-                         });
+                         testing::StoryCaseName());
 
 // fixed at every N: one context, every batch consumed.
 TEST(SpawnFixed, OneContextForEveryWorkerCount) {

@@ -9,6 +9,7 @@
 #include "harness/memory/tags.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/testing/run_scenario.hpp"
+#include "harness/testing/story_cases.hpp"
 #include "scenarios/srgan_leak/srgan_leak.hpp"
 
 namespace oomlab {
@@ -38,10 +39,7 @@ std::vector<std::int64_t> allocated_at_step_marks(const std::vector<memory::Trac
   return allocated;
 }
 
-struct Case {
-  DeviceKind device;
-  Scale scale;
-};
+using Case = testing::StoryCase;
 
 class SrganLeakStory : public ::testing::TestWithParam<Case> {};
 
@@ -115,16 +113,8 @@ TEST_P(SrganLeakStory, Bf16PeaksBelowF32) {
   EXPECT_LT(bf16.stats.tag(memory::Tag::activations).peak, f32.stats.tag(memory::Tag::activations).peak * 0.6);
 }
 
-
-INSTANTIATE_TEST_SUITE_P(HostAndDry, SrganLeakStory,
-                         ::testing::Values(Case{DeviceKind::host, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::small},
-                                           Case{DeviceKind::dry, Scale::full}),
-                         [](const auto& info) {
-                           return std::string(device_kind_name(info.param.device)) + "_" +
-                                  scale_name(info.param.scale);
-                         });
+INSTANTIATE_TEST_SUITE_P(HostAndDry, SrganLeakStory, ::testing::ValuesIn(testing::host_tiny_and_dry_cases()),
+                         testing::StoryCaseName());
 
 scenarios::SrganLeakHistory train_unbounded(const std::string& variant) {
   Device device(DeviceKind::host, memory::AllocatorConfig{});

@@ -8,6 +8,7 @@
 #include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "harness/testing/run_scenario.hpp"
+#include "harness/testing/story_cases.hpp"
 #include "scenarios/val_blowup/val_blowup.hpp"
 
 namespace oomlab {
@@ -16,10 +17,7 @@ namespace {
 using scenarios::ValBlowupResult;
 using testing::run_scenario;
 
-struct Case {
-  DeviceKind device;
-  Scale scale;
-};
+using Case = testing::StoryCase;
 
 class ValBlowupStory : public ::testing::TestWithParam<Case> {};
 
@@ -61,15 +59,8 @@ TEST_P(ValBlowupStory, BothFixesFitTheSameBudget) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(HostAndDry, ValBlowupStory,
-                         ::testing::Values(Case{DeviceKind::host, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::tiny},
-                                           Case{DeviceKind::dry, Scale::small},
-                                           Case{DeviceKind::dry, Scale::full}),
-                         [](const auto& info) {
-                           return std::string(device_kind_name(info.param.device)) + "_" +
-                                  scale_name(info.param.scale);
-                         });
+INSTANTIATE_TEST_SUITE_P(HostAndDry, ValBlowupStory, ::testing::ValuesIn(testing::host_tiny_and_dry_cases()),
+                         testing::StoryCaseName());
 
 TEST(ValBlowupPeaks, WithoutABudgetTheGraphKeepingValidationNeedsMoreThanTheBudget) {
   for (Scale scale : {Scale::tiny, Scale::small, Scale::full}) {
