@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "harness/device/stream_event.hpp"
 #include "kernels/core/tensor.hpp"
 
 namespace oomlab::scenarios {
@@ -26,8 +27,8 @@ class BatchUploader {
   std::size_t batch_bytes_;
   std::uint64_t uploads_ = 0;
   void* staging_[2] = {nullptr, nullptr};        // pinned (cuda only)
-  std::uintptr_t copy_done_[2] = {0, 0};         // staging buffer i may be overwritten after this
-  std::uintptr_t compute_ready_ = 0;             // the destination block is free on the compute stream
+  StreamEvent copy_done_[2];                     // staging buffer i may be overwritten after this
+  StreamEvent compute_ready_;                    // the destination block is free on the compute stream
   memory::StreamHandle copy_stream_ = 0;
 };
 

@@ -107,41 +107,4 @@ void pinned_free(void* ptr) {
   if (ptr) cudaFreeHost(ptr);
 }
 
-std::uintptr_t event_create() {
-  cudaEvent_t event = nullptr;
-  OOMLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  return reinterpret_cast<std::uintptr_t>(event);
-}
-
-std::uintptr_t timing_event_create() {
-  cudaEvent_t event = nullptr;
-  OOMLAB_CUDA_CHECK(cudaEventCreate(&event));
-  return reinterpret_cast<std::uintptr_t>(event);
-}
-
-float event_elapsed_ms(std::uintptr_t start, std::uintptr_t end) {
-  float ms = 0;
-  OOMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, reinterpret_cast<cudaEvent_t>(start),
-                                         reinterpret_cast<cudaEvent_t>(end)));
-  return ms;
-}
-
-void event_destroy(std::uintptr_t event) {
-  if (event) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
-}
-
-void event_record(std::uintptr_t event, std::uintptr_t stream) {
-  OOMLAB_CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event),
-                                    reinterpret_cast<cudaStream_t>(stream)));
-}
-
-void stream_wait_event(std::uintptr_t stream, std::uintptr_t event) {
-  OOMLAB_CUDA_CHECK(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream),
-                                        reinterpret_cast<cudaEvent_t>(event), 0));
-}
-
-void event_synchronize(std::uintptr_t event) {
-  OOMLAB_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)));
-}
-
 }  // namespace oomlab::scenarios::spawn_cuda

@@ -2,7 +2,6 @@
 // the scenario compiles without CUDA (no_cuda_support.cpp answers "built without CUDA").
 #pragma once
 #include <cstddef>
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,15 +25,5 @@ std::optional<std::map<int, std::size_t>> nvml_process_bytes(const std::vector<i
 // Pinned host memory (cudaHostAlloc) for the staging buffers.
 void* pinned_alloc(std::size_t bytes);
 void pinned_free(void* ptr);
-// Events to order the copy stream against the compute stream (opaque cudaEvent_t).
-std::uintptr_t event_create();
-void event_destroy(std::uintptr_t event);
-void event_record(std::uintptr_t event, std::uintptr_t stream);
-void stream_wait_event(std::uintptr_t stream, std::uintptr_t event);
-void event_synchronize(std::uintptr_t event);
-// Events that record time, for the consumer's device time; elapsed milliseconds from start to end
-// (both recorded and complete).
-std::uintptr_t timing_event_create();
-float event_elapsed_ms(std::uintptr_t start, std::uintptr_t end);
 
 }  // namespace oomlab::scenarios::spawn_cuda

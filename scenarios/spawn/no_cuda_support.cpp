@@ -16,12 +16,5 @@ std::optional<std::map<int, std::size_t>> nvml_process_bytes(const std::vector<i
 }
 void* pinned_alloc(std::size_t) { no_cuda(); }
 void pinned_free(void*) {}
-std::uintptr_t event_create() { no_cuda(); }
-std::uintptr_t timing_event_create() { no_cuda(); }
-float event_elapsed_ms(std::uintptr_t, std::uintptr_t) { no_cuda(); }
-void event_destroy(std::uintptr_t) {}
-void event_record(std::uintptr_t, std::uintptr_t) { no_cuda(); }
-void stream_wait_event(std::uintptr_t, std::uintptr_t) { no_cuda(); }
-void event_synchronize(std::uintptr_t) { no_cuda(); }
 
 }  // namespace oomlab::scenarios::spawn_cuda

@@ -9,12 +9,12 @@
 #include <thread>
 #include <stdexcept>
 
+#include "harness/device/op_profiler.hpp"
 #include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/run_context.hpp"
 #include "kernels/core/tensor.hpp"
 #include "scenarios/spawn/batch_uploader.hpp"
-#include "scenarios/spawn/consumer_timer.hpp"
 #include "scenarios/spawn/cuda_support.hpp"
 #include "scenarios/spawn/denoiser.hpp"
 #include "scenarios/spawn/device_budget.hpp"
@@ -25,6 +25,7 @@ namespace {
 const char* const kBrokenSpawn = "broken-spawn";
 const char* const kBrokenFork = "broken-fork";
 const char* const kFixed = "fixed";
+const char* const kConsumerRange = "spawn.consumer";  // the training step, for the GPU idle fraction
 
 // broken-fork on host/dry: "the parent initialised CUDA" for the lifetime of the run only.
 struct SimulatedCudaInit {
@@ -201,7 +202,8 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
 
   const std::size_t batch_bytes = loader->batch_pixel_floats() * sizeof(float);
   BatchUploader uploader(device, batch_bytes);
-  ConsumerTimer consumer_timer(device, context.steps());
+  // The GPU's busy time: the training steps, timed on the compute stream (no per-step sync).
+  OpProfiler consumer_time(device);
   const auto loop_start = std::chrono::steady_clock::now();
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
@@ -216,15 +218,19 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
     uploader.upload(batch.pixels, images);
     loader->release(batch);
     // The consumer: one training step of the denoiser on this batch.
-    consumer_timer.begin(step);
-    denoiser.train_step(images, losses.slice(step, step + 1));
-    consumer_timer.end(step);
+    {
+      ProfileRange busy(kConsumerRange);
+      denoiser.train_step(images, losses.slice(step, step + 1));
+    }
     m.device_used_bytes = std::max(m.device_used_bytes, device_used_now());
     context.add_work(options.batch_size, "samples/s");
     context.end_step();
     ++m.batches;
   }
-  const double consumer_seconds = consumer_timer.busy_seconds();  // waits for the device on cuda
+  double consumer_seconds = 0;  // waits for the device on cuda
+  for (const OpProfiler::Total& total : consumer_time.totals()) {
+    if (total.name == kConsumerRange) consumer_seconds = total.milliseconds / 1e3;
+  }
   const double loop_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   m.samples_per_second = loop_seconds > 0 ? static_cast<double>(m.batches * options.batch_size) / loop_seconds : 0;
