@@ -83,6 +83,16 @@ void cuda_stream_synchronize(memory::StreamHandle stream) {
   OOMLAB_CUDA_CHECK(cudaStreamSynchronize(to_cuda(stream)));
 }
 
+void* cuda_host_alloc(std::size_t bytes) {
+  void* ptr = nullptr;
+  OOMLAB_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault));
+  return ptr;
+}
+
+void cuda_host_free(void* ptr) {
+  if (ptr) cudaFreeHost(ptr);
+}
+
 std::uintptr_t cuda_event_create() {
   cudaEvent_t event = nullptr;
   OOMLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));

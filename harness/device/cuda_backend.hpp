@@ -23,6 +23,9 @@ void cuda_copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kin
                      memory::StreamHandle stream);
 void cuda_memset_async(void* dst, int value, std::size_t bytes, memory::StreamHandle stream);
 void cuda_stream_synchronize(memory::StreamHandle stream);
+// Pinned host memory (cudaHostAlloc / cudaFreeHost; free never throws).
+void* cuda_host_alloc(std::size_t bytes);
+void cuda_host_free(void* ptr);
 // Events for ordering streams (timing disabled); handles are cudaEvent_t as integers.
 std::uintptr_t cuda_event_create();
 void cuda_event_destroy(std::uintptr_t event);  // never throws

@@ -25,6 +25,8 @@ void cuda_copy_async(void*, const void*, std::size_t, CopyKind, memory::StreamHa
 }
 void cuda_memset_async(void*, int, std::size_t, memory::StreamHandle) { built_without_cuda(); }
 void cuda_stream_synchronize(memory::StreamHandle) { built_without_cuda(); }
+void* cuda_host_alloc(std::size_t) { built_without_cuda(); }
+void cuda_host_free(void*) {}
 std::uintptr_t cuda_event_create() { built_without_cuda(); }
 void cuda_event_destroy(std::uintptr_t) {}
 void cuda_event_record(std::uintptr_t, memory::StreamHandle) { built_without_cuda(); }

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "scenarios/spawn/cuda_support.hpp"
 
 namespace oomlab::scenarios {
 
@@ -14,7 +13,7 @@ BatchUploader::BatchUploader(Device& device, std::size_t batch_bytes)
       compute_ready_(device.kind()) {
   if (!device.is_cuda()) return;
   try {
-    for (void*& staging : staging_) staging = spawn_cuda::pinned_alloc(batch_bytes);
+    for (HostBuffer& staging : staging_) staging = HostBuffer(device.kind(), batch_bytes);
     copy_stream_ = device.create_stream();
   } catch (...) {
     release();
@@ -33,10 +32,7 @@ void BatchUploader::release() noexcept {
     // Destruction after a device error: nothing more can be done; the process's context goes.
   }
   copy_stream_ = 0;
-  for (void*& staging : staging_) {
-    spawn_cuda::pinned_free(staging);
-    staging = nullptr;
-  }
+  for (HostBuffer& staging : staging_) staging = HostBuffer();
 }
 
 void BatchUploader::upload(const float* pixels, Tensor& dst) {
@@ -50,11 +46,11 @@ void BatchUploader::upload(const float* pixels, Tensor& dst) {
   }
   const int i = static_cast<int>(uploads_++ % 2);
   copy_done_[i].synchronize();  // the copy that last read this buffer is done
-  std::memcpy(staging_[i], pixels, batch_bytes_);
+  std::memcpy(staging_[i].data(), pixels, batch_bytes_);
   // dst's block is free in compute-stream order; the copy stream must not write it earlier.
   compute_ready_.record(device_.stream());
   compute_ready_.make_stream_wait(copy_stream_);
-  device_.copy_async(dst.data(), staging_[i], batch_bytes_, CopyKind::host_to_device, copy_stream_);
+  device_.copy_async(dst.data(), staging_[i].data(), batch_bytes_, CopyKind::host_to_device, copy_stream_);
   copy_done_[i].record(copy_stream_);
   copy_done_[i].make_stream_wait(device_.stream());
 }

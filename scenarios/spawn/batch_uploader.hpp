@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "harness/device/host_buffer.hpp"
 #include "harness/device/stream_event.hpp"
 #include "kernels/core/tensor.hpp"
 
@@ -26,7 +27,7 @@ class BatchUploader {
   Device& device_;
   std::size_t batch_bytes_;
   std::uint64_t uploads_ = 0;
-  void* staging_[2] = {nullptr, nullptr};        // pinned (cuda only)
+  HostBuffer staging_[2];                        // pinned (cuda only)
   StreamEvent copy_done_[2];                     // staging buffer i may be overwritten after this
   StreamEvent compute_ready_;                    // the destination block is free on the compute stream
   memory::StreamHandle copy_stream_ = 0;

@@ -97,14 +97,4 @@ std::optional<std::map<int, std::size_t>> nvml_process_bytes(const std::vector<i
   return result;
 }
 
-void* pinned_alloc(std::size_t bytes) {
-  void* ptr = nullptr;
-  OOMLAB_CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault));
-  return ptr;
-}
-
-void pinned_free(void* ptr) {
-  if (ptr) cudaFreeHost(ptr);
-}
-
 }  // namespace oomlab::scenarios::spawn_cuda

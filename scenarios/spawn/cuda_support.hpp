@@ -22,8 +22,4 @@ std::size_t device_used_bytes();
 // PID namespace): callers fall back to cudaMemGetInfo deltas.
 std::optional<std::map<int, std::size_t>> nvml_process_bytes(const std::vector<int>& pids);
 
-// Pinned host memory (cudaHostAlloc) for the staging buffers.
-void* pinned_alloc(std::size_t bytes);
-void pinned_free(void* ptr);
-
 }  // namespace oomlab::scenarios::spawn_cuda

@@ -1,12 +1,7 @@
 // CPU-only build: nothing here is reached on host/dry; the calls say why they cannot work.
-#include <stdexcept>
-
 #include "scenarios/spawn/cuda_support.hpp"
 
 namespace oomlab::scenarios::spawn_cuda {
-namespace {
-[[noreturn]] void no_cuda() { throw std::runtime_error("oomlab was built without CUDA"); }
-}  // namespace
 
 std::string create_context() { return "oomlab was built without CUDA"; }
 std::string first_call_in_forked_child() { return "oomlab was built without CUDA"; }
@@ -14,7 +9,5 @@ std::size_t device_used_bytes() { return 0; }
 std::optional<std::map<int, std::size_t>> nvml_process_bytes(const std::vector<int>&) {
   return std::nullopt;
 }
-void* pinned_alloc(std::size_t) { no_cuda(); }
-void pinned_free(void*) {}
 
 }  // namespace oomlab::scenarios::spawn_cuda

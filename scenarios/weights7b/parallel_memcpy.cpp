@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "harness/memory/size.hpp"
-#include "scenarios/weights7b/staging_ring.hpp"
+#include "scenarios/weights7b/parallel_memcpy.hpp"
 
 namespace oomlab::scenarios::weights7b {
 

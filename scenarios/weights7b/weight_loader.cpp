@@ -5,9 +5,11 @@
 #include <memory>
 #include <stdexcept>
 
+#include "harness/device/host_buffer.hpp"
+#include "harness/device/stream_event.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "scenarios/weights7b/staging_ring.hpp"
+#include "scenarios/weights7b/parallel_memcpy.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -45,10 +47,10 @@ struct CopyPipeline {
       // After a device error the context is unusable anyway; nothing more to release safely.
     }
   }
-  HostStaging& host_slot(std::size_t slot) { return slot == 0 ? host_slot0 : host_slot1; }
+  HostBuffer& host_slot(std::size_t slot) { return slot == 0 ? host_slot0 : host_slot1; }
 
   Device& device;
-  HostStaging host_slot0, host_slot1;  // pinned on cuda
+  HostBuffer host_slot0, host_slot1;  // pinned on cuda
   StreamEvent host_copied[2];          // the h2d copy out of host slot i has finished
   StreamEvent slot_consumed[2];        // the kernel reading device slot i has finished
   StreamEvent handover;                // orders the two streams at the start and the end
@@ -169,7 +171,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
       const std::int64_t first = r0 * cols, count = (r1 - r0) * cols;
       const std::size_t bytes = static_cast<std::size_t>(count) * element;
       const std::size_t slot = chunk_index % 2;
-      HostStaging& host = pipe.host_slot(slot);
+      HostBuffer& host = pipe.host_slot(slot);
 
       const auto wait_start = Clock::now();
       pipe.host_copied[slot].synchronize();  // the copy that last read this host slot is done

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/device/device.hpp"
+#include "harness/device/host_buffer.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/testing/random_bytes.hpp"
 
@@ -122,6 +124,24 @@ TEST(DeviceInfo, DryHasNoBacking) {
 TEST(DeviceInfo, CudaWithoutGpuThrows) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present";
   EXPECT_THROW(query_device_info(DeviceKind::cuda), std::runtime_error);
+}
+
+TEST(HostBuffer, HostIsPlainMemoryDryHasNoneAndMovesTransferOwnership) {
+  HostBuffer zeroed(DeviceKind::host, 4096, /*zero_filled=*/true);
+  ASSERT_NE(zeroed.data(), nullptr);
+  EXPECT_FALSE(zeroed.pinned());
+  const auto* bytes = static_cast<const std::uint8_t*>(zeroed.data());
+  for (std::size_t i = 0; i < zeroed.bytes(); ++i) ASSERT_EQ(bytes[i], 0) << i;
+  HostBuffer dry(DeviceKind::dry, 4096);
+  EXPECT_EQ(dry.data(), nullptr);
+  EXPECT_EQ(dry.bytes(), 4096u);
+  void* owned = zeroed.data();
+  HostBuffer moved(std::move(zeroed));
+  EXPECT_EQ(moved.data(), owned);
+  EXPECT_EQ(zeroed.data(), nullptr);
+  HostBuffer assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.data(), owned);
 }
 
 }  // namespace

@@ -61,9 +61,9 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
     const DeviceKind kind = device.kind();
     for (const Tensor& param : params) {
       const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
-      HostState state{HostStateBuffer(), HostStateBuffer(kind, bytes), HostStateBuffer(kind, bytes)};
+      HostState state{HostBuffer(), HostBuffer(kind, bytes, /*zero_filled=*/true), HostBuffer(kind, bytes, /*zero_filled=*/true)};
       if (mixed_) {
-        state.master = HostStateBuffer(kind, bytes);
+        state.master = HostBuffer(kind, bytes, /*zero_filled=*/true);
         Tensor master = Tensor::empty(device, param.shape(), DType::f32, Tag::workspace);
         ops::cast(master, param);
         if (!device.is_dry()) master.copy_to_host(state.master.data(), bytes);
@@ -179,7 +179,7 @@ void Trainer::update_offloaded() {
       const int slot = static_cast<int>(chunk_index % kOffloadSlots);
       const std::size_t offset = static_cast<std::size_t>(begin) * sizeof(float);
       const std::size_t bytes = static_cast<std::size_t>(end - begin) * sizeof(float);
-      auto host_at = [&](const HostStateBuffer& buffer) {
+      auto host_at = [&](const HostBuffer& buffer) {
         return buffer.data() ? static_cast<char*>(buffer.data()) + offset : nullptr;
       };
       auto slot_of = [&](const Tensor& ring) { return ring.slice(slot, slot + 1).view({-1}).slice(0, end - begin); };

@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "harness/device/host_buffer.hpp"
 #include "kernels/transformer/loss_scale.hpp"
-#include "scenarios/models/transformer/host_state_buffer.hpp"
 #include "scenarios/models/transformer/offload_streams.hpp"
 #include "scenarios/models/transformer/transformer.hpp"
 
@@ -52,7 +52,7 @@ class Trainer {
 
  private:
   struct HostState {  // one parameter tensor's offloaded state
-    HostStateBuffer master, m, v;  // master only in bf16/f16
+    HostBuffer master, m, v;  // master only in bf16/f16
   };
 
   void update_on_device();
