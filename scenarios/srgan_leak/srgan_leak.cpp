@@ -91,7 +91,7 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
   SrganLeakHistory& out = history ? *history : local;
 
   srgan::SrganTrainer trainer(device, plan.model);
-  const srgan::SyntheticPairs data(kDataSeed, plan.low_res_size);
+  srgan::SyntheticPairs data(kDataSeed, plan.low_res_size);
 
   // The epoch statistic both variants report: each layer's mean activation over the iterations.
   std::vector<srgan::FeatureMaps> epoch_stats;  // broken: the real features, on the device
@@ -133,6 +133,8 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
       context.begin_step(step);
       {
         srgan::ImageBatch batch = data.batch(device, plan.batch_size, step, plan.model.dtype);
+        // The next batch's images are made on a worker thread while this step runs.
+        if (step + 1 < context.steps()) data.prefetch(device, plan.batch_size, step + 1);
         out.losses.push_back(trainer.train_step(batch, hooks));
       }
       context.add_work(plan.batch_size, "images/s");

@@ -87,7 +87,7 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
   Device& device = context.device();
   memory::CachingAllocator& allocator = context.allocator();
   const DType dtype = plan.model.dtype;
-  const srgan::SyntheticPairs data(kDataSeed, plan.low_res_size);
+  srgan::SyntheticPairs data(kDataSeed, plan.low_res_size);
   srgan::SrganGenerator generator(device, plan.model);
   srgan::Adam adam(device, generator.parameters(), ops::AdamWConfig{1e-4f});
   ValBlowupResult result;
@@ -97,6 +97,13 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
     const srgan::ImageBatch batch = data.batch(device, plan.train_batch, step, dtype);
+    // The next batch's images (the validation batch after the last step) are made on a worker
+    // thread while this step runs.
+    if (step + 1 < context.steps()) {
+      data.prefetch(device, plan.train_batch, step + 1);
+    } else {
+      data.prefetch(device, plan.validation_batch, kValidationBatchIndex);
+    }
     result.last_train_loss = srgan::train_generator_pixel_step(generator, adam, batch);
     context.add_work(plan.train_batch, "samples/s");
     context.end_step();

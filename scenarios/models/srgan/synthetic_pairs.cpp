@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <future>
 #include <random>
 
 #include "harness/memory/tags.hpp"
@@ -87,7 +88,41 @@ SyntheticPairs::SyntheticPairs(std::uint32_t seed, int low_res_size)
   OOMLAB_CHECK(low_res_size >= 1, "SyntheticPairs: low_res_size must be >= 1, got " << low_res_size);
 }
 
-ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t index, DType dtype) const {
+SyntheticPairs::~SyntheticPairs() {
+  if (pending_.valid()) pending_.wait();  // the worker reads this object
+}
+
+HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index) const {
+  OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::batch: batch_size must be >= 1, got " << batch_size);
+  const int high = high_res_size();
+  const std::size_t image_values = static_cast<std::size_t>(high) * high * kChannels;
+  HostImageBatch out;
+  out.batch_size = batch_size;
+  out.index = index;
+  out.high_res.resize(image_values * static_cast<std::size_t>(batch_size));
+  std::vector<std::future<void>> images;
+  for (int n = 0; n < batch_size; ++n) {
+    // Image (index, n) has its own seed, so a batch does not depend on the batch size before it.
+    std::seed_seq image_seed{seed_, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(n)};
+    std::uint32_t s;
+    image_seed.generate(&s, &s + 1);
+    images.push_back(std::async(std::launch::async, [&out, s, high, image_values, n] {
+      const std::vector<float> image = synthetic_image(s, high);
+      std::copy(image.begin(), image.end(), out.high_res.begin() + static_cast<std::ptrdiff_t>(image_values * n));
+    }));
+  }
+  for (std::future<void>& image : images) image.get();
+  out.low_res = box_downsample(out.high_res, batch_size, high, kUpscale);
+  return out;
+}
+
+void SyntheticPairs::prefetch(const Device& device, int batch_size, std::int64_t index) {
+  if (device.is_dry()) return;
+  if (pending_.valid()) pending_.wait();
+  pending_ = std::async(std::launch::async, [this, batch_size, index] { return host_batch(batch_size, index); });
+}
+
+ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t index, DType dtype) {
   OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::batch: batch_size must be >= 1, got " << batch_size);
   const int high = high_res_size();
   const Shape low_shape{batch_size, low_res_size_, low_res_size_, kChannels};
@@ -99,18 +134,11 @@ ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t in
     batch.high_res = Tensor::empty(device, high_shape, dtype);
     return batch;
   }
-  std::vector<float> pixels;
-  pixels.reserve(static_cast<std::size_t>(shape_numel(high_shape)));
-  for (int n = 0; n < batch_size; ++n) {
-    // Image (index, n) has its own seed, so a batch does not depend on the batch size before it.
-    std::seed_seq image_seed{seed_, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(n)};
-    std::uint32_t s;
-    image_seed.generate(&s, &s + 1);
-    const std::vector<float> image = synthetic_image(s, high);
-    pixels.insert(pixels.end(), image.begin(), image.end());
-  }
-  batch.low_res = Tensor::from_host(device, low_shape, dtype, box_downsample(pixels, batch_size, high, kUpscale));
-  batch.high_res = Tensor::from_host(device, high_shape, dtype, pixels);
+  HostImageBatch pixels;
+  if (pending_.valid()) pixels = pending_.get();
+  if (pixels.batch_size != batch_size || pixels.index != index) pixels = host_batch(batch_size, index);
+  batch.low_res = Tensor::from_host(device, low_shape, dtype, pixels.low_res);
+  batch.high_res = Tensor::from_host(device, high_shape, dtype, pixels.high_res);
   return batch;
 }
 

@@ -4,6 +4,7 @@
 // super-resolution model learns to invert). Values in [0, 1], NHWC, 3 channels.
 #pragma once
 #include <cstdint>
+#include <future>
 #include <vector>
 
 #include "kernels/core/tensor.hpp"
@@ -20,14 +21,33 @@ std::vector<float> synthetic_image(std::uint32_t seed, int size);
 // Box-average downsampling of `count` HWC images of size x size x 3 by `factor`.
 std::vector<float> box_downsample(const std::vector<float>& images, int count, int size, int factor);
 
+// A batch's pixels in host memory, before the upload.
+struct HostImageBatch {
+  int batch_size = 0;
+  std::int64_t index = -1;
+  std::vector<float> low_res, high_res;
+};
+
 class SyntheticPairs {
  public:
   // Low-resolution side `low_res_size` square; the high-resolution side is 4x larger.
   SyntheticPairs(std::uint32_t seed, int low_res_size);
+  ~SyntheticPairs();
+  SyntheticPairs(const SyntheticPairs&) = delete;
+  SyntheticPairs& operator=(const SyntheticPairs&) = delete;
 
   // Batch `index` (the same index always gives the same images), allocated under Tag::data.
-  // On dry the tensors are allocated but no pixels are generated.
-  ImageBatch batch(Device& device, int batch_size, std::int64_t index, DType dtype) const;
+  // On dry the tensors are allocated but no pixels are generated. Uses the prefetched pixels
+  // when prefetch() was called for this batch.
+  ImageBatch batch(Device& device, int batch_size, std::int64_t index, DType dtype);
+
+  // Starts generating batch `index`'s pixels on a background thread (a DataLoader worker's
+  // job): the next step's images are made while this step runs on the GPU. Host memory only,
+  // so the device allocations are the same with or without it. Nothing to do on dry.
+  void prefetch(const Device& device, int batch_size, std::int64_t index);
+
+  // The pixels of batch `index`, one thread per image.
+  HostImageBatch host_batch(int batch_size, std::int64_t index) const;
 
   int low_res_size() const { return low_res_size_; }
   int high_res_size() const { return low_res_size_ * 4; }
@@ -35,6 +55,7 @@ class SyntheticPairs {
  private:
   std::uint32_t seed_;
   int low_res_size_;
+  std::future<HostImageBatch> pending_;  // the prefetched batch, if any
 };
 
 }  // namespace oomlab::srgan

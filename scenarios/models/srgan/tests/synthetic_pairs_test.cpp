@@ -30,7 +30,7 @@ TEST(SyntheticPairs, ImagesAreSeededAndStructured) {
 
 TEST(SyntheticPairs, LowResolutionIsTheBoxAverageOfHighResolution) {
   Device device(DeviceKind::host, memory::AllocatorConfig{});
-  const SyntheticPairs pairs(3, 4);
+  SyntheticPairs pairs(3, 4);
   const ImageBatch batch = pairs.batch(device, 2, 0, DType::f32);
   ASSERT_EQ(batch.low_res.shape(), (Shape{2, 4, 4, 3}));
   ASSERT_EQ(batch.high_res.shape(), (Shape{2, 16, 16, 3}));
@@ -44,6 +44,23 @@ TEST(SyntheticPairs, LowResolutionIsTheBoxAverageOfHighResolution) {
   // Same index, same images; another index, other images.
   EXPECT_EQ(pairs.batch(device, 2, 0, DType::f32).high_res.to_host_f32(), high);
   EXPECT_NE(pairs.batch(device, 2, 1, DType::f32).high_res.to_host_f32(), high);
+}
+
+TEST(SyntheticPairs, PrefetchedBatchesEqualTheOnesMadeOnDemand) {
+  Device device(DeviceKind::host, memory::AllocatorConfig{});
+  SyntheticPairs on_demand(9, 8), prefetched(9, 8);
+  const std::vector<float> batch3 = on_demand.batch(device, 3, 5, DType::f32).high_res.to_host_f32();
+  prefetched.prefetch(device, 3, 5);
+  EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).high_res.to_host_f32(), batch3);
+  // A prefetch for another batch is not used for this one.
+  prefetched.prefetch(device, 3, 6);
+  EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).high_res.to_host_f32(), batch3);
+  prefetched.prefetch(device, 2, 5);
+  EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).low_res.to_host_f32(),
+            on_demand.batch(device, 3, 5, DType::f32).low_res.to_host_f32());
+  // Destroyed with a prefetch in flight: waits for it.
+  SyntheticPairs abandoned(9, 8);
+  abandoned.prefetch(device, 4, 0);
 }
 
 TEST(SyntheticPairs, RejectsBadSizes) {
