@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "harness/device/op_profiler.hpp"
 #include "harness/memory/tags.hpp"
 
 namespace oomlab::srgan {
@@ -36,6 +37,7 @@ Parameter make_parameter(Device& device, const std::string& name, Shape shape, D
 }  // namespace
 
 Tensor ConvLayer::forward(const Tensor& x) const {
+  ProfileRange range(forward_range.c_str());
   Tensor y = Tensor::empty(x.device(), ops::conv2d_output_shape(x.shape(), weight.value.shape(), params),
                            x.dtype());
   ops::conv2d_forward(x, weight.value, bias.value, y, params);
@@ -43,12 +45,14 @@ Tensor ConvLayer::forward(const Tensor& x) const {
 }
 
 Tensor ConvLayer::backward_data(const Tensor& dy, const Shape& x_shape) const {
+  ProfileRange range(backward_data_range.c_str());
   Tensor dx = Tensor::empty(dy.device(), x_shape, dy.dtype());
   ops::conv2d_backward_data(dy, weight.value, dx, params);
   return dx;
 }
 
 void ConvLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  ProfileRange range(backward_weight_range.c_str());
   ops::conv2d_backward_weight(x, dy, weight.grad, bias.grad, params);
 }
 
@@ -58,6 +62,12 @@ ConvLayer make_conv_layer(Device& device, const std::string& name, int in_channe
   const float fan_in = static_cast<float>(in_channels * kernel * kernel);
   ConvLayer layer;
   layer.params = ops::Conv2dParams{stride, padding};
+  const std::string shape = "conv " + std::to_string(in_channels) + "->" + std::to_string(out_channels) + " " +
+                            std::to_string(kernel) + "x" + std::to_string(kernel) +
+                            (stride != 1 ? " s" + std::to_string(stride) : std::string());
+  layer.forward_range = shape + " fwd";
+  layer.backward_data_range = shape + " bwd-data";
+  layer.backward_weight_range = shape + " bwd-weight";
   layer.weight = make_parameter(device, name + ".weight", {out_channels, kernel, kernel, in_channels},
                                 dtype, gain * std::sqrt(6.0f / fan_in), rng);
   layer.bias = make_parameter(device, name + ".bias", {out_channels}, dtype,

@@ -24,6 +24,9 @@ struct ConvLayer {
   Parameter weight;  // (K, R, S, C)
   Parameter bias;    // (K)
   ops::Conv2dParams params;
+  // Profile range names, one per pass, by shape ("conv 64->64 3x3 fwd"): layers of one shape
+  // add up, so a profile says which kernel shapes a step's time goes to.
+  std::string forward_range, backward_data_range, backward_weight_range;
 
   // y = conv(x) + bias, allocated here.
   Tensor forward(const Tensor& x) const;
