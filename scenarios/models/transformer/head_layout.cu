@@ -1,4 +1,15 @@
-// Head layout permutes: one thread per element, reading and writing with a dtype conversion.
+// Head layout permutes: one thread moves one run of P consecutive elements of a head row
+// (P = 16 bytes of the wider dtype: 8 bf16, 4 f32) when head_dim and every pointer allow it,
+// else P = 1. The token-major side is read (or written) fully coalesced; the head-major side in
+// runs of head_dim elements (128 bytes for 64 bf16), so the permute runs at copy bandwidth.
+// Index math is 32-bit with precomputed divisors (FastDivmod): the run index is split into
+// (b, t, s, h, run) with four multiply-high steps instead of 64-bit divisions.
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/conv/fast_divmod.cuh"
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 #include "scenarios/models/transformer/head_layout.hpp"
@@ -6,32 +17,72 @@
 namespace oomlab::model {
 namespace {
 
+using ops::detail::FastDivmod;
+
 struct HeadPointers {
   void* p[3];
 };
 
-template <class HeadT, class TokenT>
-__global__ void permute_heads_kernel(HeadPointers heads, int count, TokenT* tokens,
-                                     std::int64_t batch, std::int64_t seq, std::int64_t num_heads,
-                                     std::int64_t head_dim, bool to_heads) {
-  const std::int64_t C = num_heads * head_dim;
-  const std::int64_t total = batch * seq * count * C;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    // token-major index i = ((b*T + t)*S + s)*C + h*D + d
-    const std::int64_t c = i % C;
-    const std::int64_t s = (i / C) % count;
-    const std::int64_t bt = i / (C * count);
-    const std::int64_t t = bt % seq, b = bt / seq;
-    const std::int64_t h = c / head_dim, d = c % head_dim;
-    const std::int64_t head_index = ((b * num_heads + h) * seq + t) * head_dim + d;
-    HeadT* head = static_cast<HeadT*>(heads.p[s]);
-    if (to_heads) {
-      head[head_index] = from_f32<HeadT>(to_f32(tokens[i]));
-    } else {
-      tokens[i] = from_f32<TokenT>(to_f32(head[head_index]));
-    }
+template <class T, int P>
+struct alignas(sizeof(T) * P) ElementRun {
+  T v[P];
+};
+
+// Divisors of the token-major run index i = (((b*T + t)*S + s)*H + h)*runs_per_head + run.
+struct RunGeometry {
+  FastDivmod runs_per_head, heads, count, seq;
+  int num_heads, seq_len, runs_per_head_value;
+};
+
+template <class HeadT, class TokenT, int P, bool kToHeads>
+__global__ void permute_heads_kernel(HeadPointers heads, TokenT* tokens, RunGeometry g, int total_runs) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= total_runs) return;
+  int rest, run, h, s, bt, t, b;
+  g.runs_per_head.divmod(i, rest, run);
+  g.heads.divmod(rest, rest, h);
+  g.count.divmod(rest, bt, s);
+  g.seq.divmod(bt, b, t);
+  const int head_run = ((b * g.num_heads + h) * g.seq_len + t) * g.runs_per_head_value + run;
+  // A select, not heads.p[s]: a dynamic index into a kernel parameter array goes through local memory.
+  void* head_base = s == 0 ? heads.p[0] : (s == 1 ? heads.p[1] : heads.p[2]);
+  auto* head = static_cast<ElementRun<HeadT, P>*>(head_base);
+  auto* token = reinterpret_cast<ElementRun<TokenT, P>*>(tokens);
+  if constexpr (kToHeads) {
+    const ElementRun<TokenT, P> in = token[i];
+    ElementRun<HeadT, P> out;
+#pragma unroll
+    for (int k = 0; k < P; ++k) out.v[k] = from_f32<HeadT>(to_f32(in.v[k]));
+    head[head_run] = out;
+  } else {
+    const ElementRun<HeadT, P> in = head[head_run];
+    ElementRun<TokenT, P> out;
+#pragma unroll
+    for (int k = 0; k < P; ++k) out.v[k] = from_f32<TokenT>(to_f32(in.v[k]));
+    token[i] = out;
   }
+}
+
+template <class HeadT, class TokenT, int P>
+void launch_permute(const HeadPointers& heads, int count, void* tokens, std::int64_t batch,
+                    std::int64_t seq, std::int64_t num_heads, std::int64_t head_dim, bool to_heads,
+                    memory::StreamHandle stream) {
+  const int runs_per_head = static_cast<int>(head_dim / P);
+  const std::size_t total_runs = static_cast<std::size_t>(batch * seq * count * num_heads * runs_per_head);
+  const RunGeometry g{FastDivmod(runs_per_head), FastDivmod(static_cast<int>(num_heads)), FastDivmod(count),
+                      FastDivmod(static_cast<int>(seq)), static_cast<int>(num_heads), static_cast<int>(seq),
+                      runs_per_head};
+  constexpr unsigned kThreads = 256;
+  const unsigned blocks = ceil_div(total_runs, kThreads);
+  auto* token_ptr = static_cast<TokenT*>(tokens);
+  if (to_heads) {
+    permute_heads_kernel<HeadT, TokenT, P, true><<<blocks, kThreads, 0, as_cuda_stream(stream)>>>(
+        heads, token_ptr, g, static_cast<int>(total_runs));
+  } else {
+    permute_heads_kernel<HeadT, TokenT, P, false><<<blocks, kThreads, 0, as_cuda_stream(stream)>>>(
+        heads, token_ptr, g, static_cast<int>(total_runs));
+  }
+  OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -42,18 +93,33 @@ void permute_heads(void* const* heads, DType heads_dtype, int count, void* token
                    DType tokens_dtype, std::int64_t batch, std::int64_t seq,
                    std::int64_t num_heads, std::int64_t head_dim, bool to_heads,
                    memory::StreamHandle stream) {
-  HeadPointers pointers{{heads[0], heads[1], heads[2]}};
-  const std::size_t total = static_cast<std::size_t>(batch * seq * count * num_heads * head_dim);
+  const HeadPointers pointers{{heads[0], heads[1], heads[2]}};
+  const std::int64_t total = batch * seq * count * num_heads * head_dim;
   if (total == 0) return;
-  constexpr unsigned kThreads = 256;
-  const unsigned blocks = ceil_div(total, kThreads) < 65535u * 16 ? ceil_div(total, kThreads) : 65535u * 16;
+  // The kernel's 32-bit indices (and FastDivmod's dividends) must stay below 2^31.
+  if (total > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument("permute_heads: " + std::to_string(total) +
+                                " elements exceed the 32-bit index range of the kernel");
+  }
   dispatch_float(heads_dtype, "permute_heads", [&](auto head_zero) {
     using HeadT = decltype(head_zero);
     dispatch_float(tokens_dtype, "permute_heads", [&](auto token_zero) {
       using TokenT = decltype(token_zero);
-      permute_heads_kernel<HeadT, TokenT><<<blocks, kThreads, 0, as_cuda_stream(stream)>>>(
-          pointers, count, static_cast<TokenT*>(tokens), batch, seq, num_heads, head_dim, to_heads);
-      OOMLAB_CUDA_CHECK_LAUNCH();
+      // Runs of 16 bytes of the wider dtype; the narrower side moves 8 bytes per run.
+      constexpr int kRun = 16 / static_cast<int>(std::max(sizeof(HeadT), sizeof(TokenT)));
+      const std::size_t head_run_bytes = sizeof(HeadT) * kRun, token_run_bytes = sizeof(TokenT) * kRun;
+      bool vectorizable = head_dim % kRun == 0 &&
+                          reinterpret_cast<std::uintptr_t>(tokens) % token_run_bytes == 0;
+      for (int s = 0; s < count; ++s) {
+        vectorizable = vectorizable && reinterpret_cast<std::uintptr_t>(heads[s]) % head_run_bytes == 0;
+      }
+      if (vectorizable) {
+        launch_permute<HeadT, TokenT, kRun>(pointers, count, tokens, batch, seq, num_heads, head_dim,
+                                            to_heads, stream);
+      } else {
+        launch_permute<HeadT, TokenT, 1>(pointers, count, tokens, batch, seq, num_heads, head_dim,
+                                         to_heads, stream);
+      }
     });
   });
 }
