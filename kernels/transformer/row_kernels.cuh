@@ -2,6 +2,7 @@
 // V elements per access (V = 16 bytes / element size when C and the pointers allow it, else 1).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <stdexcept>
@@ -45,6 +46,21 @@ void launch_with_row_width(int cols, std::initializer_list<const void*> pointers
   }
 }
 
+// Widest row (in columns) the register-accumulating row kernels take: 32 f32 sums per lane
+// for each of their column-sum arrays.
+constexpr int kRegisterColumns = 1024;
+
+// Calls launch(integral_constant<int, N>) with N == chunks, for 1 <= chunks <= MAX (a run-time
+// chunk count turned into the compile-time register-array size of a row kernel).
+template <int MAX, class Launch>
+void dispatch_chunks(int chunks, Launch&& launch) {
+  if constexpr (MAX >= 1) {
+    if (chunks == MAX) return launch(std::integral_constant<int, MAX>{});
+    return dispatch_chunks<MAX - 1>(chunks, launch);
+  }
+  throw std::logic_error("dispatch_chunks: chunk count out of range");
+}
+
 inline int checked_int(std::int64_t value, const char* what) {
   if (value > std::numeric_limits<int>::max()) {
     throw std::invalid_argument(std::string(what) + " exceeds the int range of the kernel");
@@ -57,6 +73,40 @@ inline int checked_int(std::int64_t value, const char* what) {
 inline unsigned row_reduction_grid(int rows) {
   unsigned wanted = ceil_div(static_cast<std::size_t>(rows), kRowWarps);
   return wanted < 1024u ? wanted : 1024u;
+}
+
+// Blocks for a kernel whose warps loop over rows keeping per-column sums in registers: as many
+// as can be resident at once (more would only add per-block column writes), at most `wanted`.
+template <class Kernel>
+unsigned resident_row_grid(Kernel kernel, int rows, std::size_t shared_bytes = 0) {
+  int device = 0, sms = 0, per_sm = 0;
+  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  OOMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowWarps * 32, shared_bytes));
+  const unsigned wanted = ceil_div(static_cast<std::size_t>(rows), kRowWarps);
+  const unsigned resident = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
+  return wanted < resident ? wanted : resident;
+}
+
+// Per-lane column sums of a row kernel with register accumulators: lane owns columns
+// (chunk * 32 + lane) * V + k. Adds every warp's sums into block_sums[0, cols) one warp after
+// another (a fixed order, so the block's result is deterministic); block_sums needs no zeroing,
+// warp 0 stores. Must be called by all threads of the block; ends with a barrier.
+template <int CHUNKS, int V>
+__device__ void add_columns_in_warp_order(float* block_sums, const float (&sums)[CHUNKS][V], int cols) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int w = 0; w < static_cast<int>(kRowWarps); ++w) {
+    if (warp == w) {
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) {
+        const int c = (j * 32 + lane) * V;
+        if (c >= cols) continue;
+#pragma unroll
+        for (int k = 0; k < V; ++k) block_sums[c + k] = (w == 0 ? 0.0f : block_sums[c + k]) + sums[j][k];
+      }
+    }
+    __syncthreads();
+  }
 }
 
 // Opts in to more than 48 KiB of dynamic shared memory when a wide row needs it.
