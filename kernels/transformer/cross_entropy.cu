@@ -1,20 +1,26 @@
-// Softmax cross-entropy: one block per row. Each thread keeps an online (max, sum of exp) over
-// its strided elements; the block merges them; then each thread rewrites its own elements as
-// gradients, so dlogits may alias logits (every element is read before it is overwritten, by
-// the thread that overwrites it). Padding columns (at or past `classes`) are skipped by the
-// softmax and get gradient 0.
+// Softmax cross-entropy: one block per row, two passes over the row with 16-byte accesses
+// (8 bf16) when the vocabulary and pointers allow it, else one element per access. Pass 1: each
+// thread keeps an online (max, sum of exp) over its vectors, rescaling its sum once per vector
+// whose max is new, so it costs about one exp per element; the block merges the pairs. Pass 2
+// reads the row again (from L1/L2: only a few rows per SM are in flight) and writes
+// dlogits = (softmax - onehot(target)) * dloss. dlogits may alias logits: every element is read
+// in pass 1 before the block barrier, and in pass 2 by the thread that then overwrites it.
+// Padding columns (at or past `classes`) are skipped by the softmax and get gradient 0.
 #include <cmath>
 
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/op_checks.hpp"
 #include "kernels/transformer/cross_entropy.hpp"
+#include "kernels/transformer/row_kernels.cuh"
 
 namespace oomlab::ops {
 
 // CUDA kernels
 
-constexpr unsigned kCrossEntropyBlock = 512;
+// 1024 threads: a 50304-column bf16 row is 6288 vectors, about 6 per thread; two blocks per SM
+// keep ~26 MB of rows in flight, so pass 2's re-read stays in cache.
+constexpr unsigned kCrossEntropyBlock = 1024;
 
 struct MaxSum {
   float max;
@@ -27,15 +33,36 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
 }
 
-template <class T>
-__global__ void cross_entropy_kernel(float* losses, T* dlogits, const T* logits,
-                                     const std::int32_t* targets, std::size_t vocab, std::size_t classes,
-                                     float dloss) {
+template <class T, int V>
+__global__ void __launch_bounds__(kCrossEntropyBlock, 2)
+cross_entropy_kernel(float* losses, T* dlogits, const T* logits, const std::int32_t* targets, int vocab,
+                     int classes, float dloss) {
   __shared__ MaxSum partial[kCrossEntropyBlock / 32];
-  std::size_t row = blockIdx.x;
+  const std::size_t row = blockIdx.x;
   const T* x = logits + row * vocab;
+  const std::int32_t target = targets[row];
+  const bool valid = target >= 0 && target < classes;
+  // Read before the barrier below: in place, x[target] is overwritten in pass 2.
+  const float target_logit = (threadIdx.x == 0 && valid) ? to_f32(x[target]) : 0.0f;
+
   MaxSum local{-INFINITY, 0.0f};
-  for (std::size_t v = threadIdx.x; v < classes; v += blockDim.x) local = merge(local, {to_f32(x[v]), 1.0f});
+  for (int v = threadIdx.x * V; v < vocab; v += blockDim.x * V) {
+    const RowVec<T, V> in = load_row_vec<T, V>(x + v);
+    float vec_max = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (v + k < classes) vec_max = fmaxf(vec_max, to_f32(in.v[k]));
+    }
+    if (vec_max == -INFINITY) continue;  // all padding (or all -inf): adds nothing
+    if (vec_max > local.max) {
+      local.sum *= __expf(local.max - vec_max);  // exp(-inf) = 0 for the first vector
+      local.max = vec_max;
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (v + k < classes) local.sum += __expf(to_f32(in.v[k]) - local.max);
+    }
+  }
   for (int offset = 16; offset > 0; offset >>= 1) {
     MaxSum other{__shfl_xor_sync(0xFFFFFFFFu, local.max, offset),
                  __shfl_xor_sync(0xFFFFFFFFu, local.sum, offset)};
@@ -45,17 +72,22 @@ __global__ void cross_entropy_kernel(float* losses, T* dlogits, const T* logits,
   __syncthreads();
   MaxSum total = partial[0];
   for (unsigned w = 1; w < blockDim.x / 32; ++w) total = merge(total, partial[w]);
-  float log_sum = total.max + logf(total.sum);
-  std::int32_t target = targets[row];
-  bool valid = target >= 0 && static_cast<std::size_t>(target) < classes;
-  if (threadIdx.x == 0) losses[row] = valid ? log_sum - to_f32(x[target]) : NAN;
-  __syncthreads();  // x[target] is read before any thread overwrites it in place
+  const float log_sum = total.max + logf(total.sum);
+  if (threadIdx.x == 0) losses[row] = valid ? log_sum - target_logit : NAN;
   if (!dlogits) return;
+
   T* dx = dlogits + row * vocab;
-  for (std::size_t v = threadIdx.x; v < vocab; v += blockDim.x) {
-    float p = v < classes ? expf(to_f32(x[v]) - log_sum) : 0.0f;
-    float indicator = (valid && v == static_cast<std::size_t>(target)) ? 1.0f : 0.0f;
-    dx[v] = from_f32<T>((p - indicator) * dloss);
+  for (int v = threadIdx.x * V; v < vocab; v += blockDim.x * V) {
+    const RowVec<T, V> in = load_row_vec<T, V>(x + v);
+    RowVec<T, V> out;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const int column = v + k;
+      const float p = column < classes ? __expf(to_f32(in.v[k]) - log_sum) : 0.0f;
+      const float indicator = (valid && column == target) ? 1.0f : 0.0f;
+      out.v[k] = from_f32<T>((p - indicator) * dloss);
+    }
+    store_row_vec<T, V>(dx + v, out);
   }
 }
 
@@ -66,16 +98,20 @@ namespace cuda {
 void softmax_cross_entropy(Tensor& losses, Tensor& dlogits, const Tensor& logits,
                            const Tensor& targets, float dloss, std::int64_t classes,
                            memory::StreamHandle stream) {
-  std::size_t rows = static_cast<std::size_t>(rows_of(logits));
+  const std::size_t rows = static_cast<std::size_t>(rows_of(logits));
   if (rows == 0) return;
-  std::size_t vocab = static_cast<std::size_t>(logits.dim(-1));
+  const int vocab = checked_int(logits.dim(-1), "softmax_cross_entropy vocabulary");
   dispatch_float(logits.dtype(), "softmax_cross_entropy", [&](auto zero) {
     using T = decltype(zero);
-    cross_entropy_kernel<T><<<ceil_div(rows, 1), kCrossEntropyBlock, 0, as_cuda_stream(stream)>>>(
-        losses.data_as<float>(), dlogits.defined() ? dlogits.data_as<T>() : nullptr,
-        logits.data_as<const T>(), targets.data_as<const std::int32_t>(), vocab,
-        static_cast<std::size_t>(classes), dloss);
-    OOMLAB_CUDA_CHECK_LAUNCH();
+    auto launch = [&](auto width) {
+      constexpr int V = decltype(width)::value;
+      cross_entropy_kernel<T, V><<<ceil_div(rows, 1), kCrossEntropyBlock, 0, as_cuda_stream(stream)>>>(
+          losses.data_as<float>(), dlogits.defined() ? dlogits.data_as<T>() : nullptr,
+          logits.data_as<const T>(), targets.data_as<const std::int32_t>(), vocab,
+          static_cast<int>(classes), dloss);
+      OOMLAB_CUDA_CHECK_LAUNCH();
+    };
+    launch_with_row_width<T>(vocab, {logits.data(), dlogits.defined() ? dlogits.data() : logits.data()}, launch);
   });
 }
 

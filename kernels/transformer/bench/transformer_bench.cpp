@@ -20,6 +20,7 @@
 #include "kernels/transformer/adamw.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/cross_entropy.hpp"
 #include "kernels/transformer/layernorm.hpp"
 #include "kernels/transformer/matmul.hpp"
 
@@ -101,6 +102,43 @@ void BM_LayerNormForward(benchmark::State& state) {
   run_memory_bound(state, traffic, [&] { ops::layernorm_forward(out, mean, rstd, x, w, b); });
 }
 BENCHMARK(BM_LayerNormForward)->Arg(int(DType::bf16))->Arg(int(DType::f32))->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// dx from x and dout, dweight/dbias accumulated in f32: the backward of every LayerNorm of a
+// GPT-2 124M step at B*T = 16384.
+void BM_LayerNormBackward(benchmark::State& state) {
+  DType dtype = static_cast<DType>(state.range(0));
+  Tensor x = testing::random_tensor(device(), {kRows, kChannels}, dtype, 1);
+  Tensor dout = testing::random_tensor(device(), {kRows, kChannels}, dtype, 5);
+  Tensor w = testing::random_tensor(device(), {kChannels}, dtype, 2, 0.5f, 1.5f);
+  Tensor b = testing::random_tensor(device(), {kChannels}, dtype, 3);
+  Tensor out = Tensor::empty(device(), {kRows, kChannels}, dtype);
+  Tensor dx = Tensor::empty(device(), {kRows, kChannels}, dtype);
+  Tensor mean = Tensor::empty(device(), {kRows}, DType::f32);
+  Tensor rstd = Tensor::empty(device(), {kRows}, DType::f32);
+  Tensor dw = Tensor::zeros(device(), {kChannels}, DType::f32);
+  Tensor db = Tensor::zeros(device(), {kChannels}, DType::f32);
+  ops::layernorm_forward(out, mean, rstd, x, w, b);
+  std::size_t traffic = 3 * x.nbytes() + w.nbytes() + mean.nbytes() + rstd.nbytes() + 2 * dw.nbytes();
+  state.SetLabel(dtype_name(dtype));
+  run_memory_bound(state, traffic, [&] { ops::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd); });
+}
+BENCHMARK(BM_LayerNormBackward)->Arg(int(DType::bf16))->Arg(int(DType::f32))->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The fused loss and dlogits over GPT-2's padded vocabulary, in place as the trainer runs it.
+// 4096 rows (a quarter of a B*T = 16384 step) keep the host-side random fill short; the rows
+// are independent, so the time scales by 4. Traffic counts one read and one write of the logits.
+void BM_SoftmaxCrossEntropy(benchmark::State& state) {
+  constexpr std::int64_t kLossRows = 4096;
+  Tensor logits = testing::random_tensor(device(), {kLossRows, kPaddedVocab}, DType::bf16, 6, -5.0f, 5.0f);
+  Tensor targets = Tensor::from_host(device(), {kLossRows}, DType::i32,
+                                     testing::random_indices(kLossRows, kVocab, 7));
+  Tensor losses = Tensor::empty(device(), {kLossRows}, DType::f32);
+  state.SetLabel("bf16 in place");
+  run_memory_bound(state, 2 * logits.nbytes(), [&] {
+    ops::softmax_cross_entropy(losses, logits, logits, targets, 1.0f / kRows, kVocab);
+  });
+}
+BENCHMARK(BM_SoftmaxCrossEntropy)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_GeluForward(benchmark::State& state) {
   DType dtype = static_cast<DType>(state.range(0));
