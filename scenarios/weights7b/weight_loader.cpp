@@ -5,11 +5,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "harness/device/host_buffer.hpp"
 #include "harness/device/stream_event.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "scenarios/weights7b/parallel_memcpy.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -28,32 +26,29 @@ bool is_quantised(WeightFormat format, const TensorEntry& entry) {
   return format == WeightFormat::int8_rowwise && entry.shape.size() == 2;
 }
 
-// The copy stream, both ring slots' host buffers and the events that order them. Its destructor
-// waits for copies still reading the pinned buffers before they are freed, also on an exception.
+// The copy stream and the events that order it against the compute stream. Its destructor waits
+// for the copies still in flight, also on an exception. (The host side of the copies, pinned ring
+// or registered windows, is the ChunkUploader's.)
 struct CopyPipeline {
-  CopyPipeline(Device& device, std::size_t chunk_bytes)
+  explicit CopyPipeline(Device& device)
       : device(device),
-        host_slot0(device.kind(), chunk_bytes),
-        host_slot1(device.kind(), chunk_bytes),
-        host_copied{StreamEvent(device.kind()), StreamEvent(device.kind())},
+        copied{StreamEvent(device.kind()), StreamEvent(device.kind())},
         slot_consumed{StreamEvent(device.kind()), StreamEvent(device.kind())},
         handover(device.kind()),
         copy_stream(device.create_stream()) {}
   ~CopyPipeline() {
     try {
-      for (const StreamEvent& event : host_copied) event.synchronize();
+      for (const StreamEvent& event : copied) event.synchronize();
       device.destroy_stream(copy_stream);
     } catch (...) {
       // After a device error the context is unusable anyway; nothing more to release safely.
     }
   }
-  HostBuffer& host_slot(std::size_t slot) { return slot == 0 ? host_slot0 : host_slot1; }
 
   Device& device;
-  HostBuffer host_slot0, host_slot1;  // pinned on cuda
-  StreamEvent host_copied[2];          // the h2d copy out of host slot i has finished
-  StreamEvent slot_consumed[2];        // the kernel reading device slot i has finished
-  StreamEvent handover;                // orders the two streams at the start and the end
+  StreamEvent copied[2];         // the h2d copy into device slot i has finished
+  StreamEvent slot_consumed[2];  // the kernel reading device slot i has finished
+  StreamEvent handover;          // orders the two streams at the start and the end
   memory::StreamHandle copy_stream;
 };
 
@@ -110,7 +105,7 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
 }
 
 LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
-                          std::size_t chunk_bytes, LoadStats& stats) {
+                          std::size_t chunk_bytes, LoadStats& stats, const HostPathConfig& host_path) {
   const DType file_dtype = source.uniform_dtype();
   if (!is_floating(file_dtype)) {
     throw std::invalid_argument(source.label() + ": weights must be f32, bf16 or f16, not " +
@@ -132,10 +127,17 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   // A bf16 file needs no conversion: chunks go straight from pinned memory into the weights.
   const bool direct = file_dtype == DType::bf16 && format == WeightFormat::bf16;
   stats = LoadStats{};
-  stats.host_staging_bytes = 2 * chunk_bytes;
+  stats.host_path = host_path.path;
   stats.device_staging_bytes = device_staging_bytes(source, format, chunk_bytes);
 
-  CopyPipeline pipe(device, chunk_bytes);
+  CopyPipeline pipe(device);
+  const TensorEntry& last = source.tensors().back();
+  const std::uint8_t* file_begin = source.data(source.tensors().front());
+  std::unique_ptr<ChunkUploader> uploader =
+      make_chunk_uploader(device, pipe.copy_stream, host_path, chunk_bytes, file_begin,
+                          file_begin ? source.data(last) + last.bytes() : nullptr);
+  stats.host_staging_bytes = uploader->host_staging_bytes();
+  stats.registered_bytes = uploader->registered_bytes();
   const memory::StreamHandle compute = device.stream();
   Tensor device_slot[2];
   if (!direct) {
@@ -171,25 +173,15 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
       const std::int64_t first = r0 * cols, count = (r1 - r0) * cols;
       const std::size_t bytes = static_cast<std::size_t>(count) * element;
       const std::size_t slot = chunk_index % 2;
-      HostBuffer& host = pipe.host_slot(slot);
-
-      const auto wait_start = Clock::now();
-      pipe.host_copied[slot].synchronize();  // the copy that last read this host slot is done
-      const auto copy_start = Clock::now();
-      if (file_bytes) parallel_memcpy(host.data(), file_bytes + first * element, bytes);
-      stats.slot_wait_seconds += std::chrono::duration<double>(copy_start - wait_start).count();
-      stats.host_copy_seconds += seconds_since(copy_start);
+      const std::uint8_t* src = file_bytes ? file_bytes + first * element : nullptr;
       if (direct) {
-        auto* target = static_cast<std::uint8_t*>(weight.data()) + first * element;
-        device.copy_async(target, host.data(), bytes, CopyKind::host_to_device, pipe.copy_stream);
-        pipe.host_copied[slot].record(pipe.copy_stream);
+        uploader->upload(static_cast<std::uint8_t*>(weight.data()) + first * element, src, bytes);
         continue;
       }
       pipe.slot_consumed[slot].make_stream_wait(pipe.copy_stream);  // its last reader is done
-      device.copy_async(device_slot[slot].data(), host.data(), bytes, CopyKind::host_to_device,
-                        pipe.copy_stream);
-      pipe.host_copied[slot].record(pipe.copy_stream);
-      pipe.host_copied[slot].make_stream_wait(compute);
+      uploader->upload(device_slot[slot].data(), src, bytes);
+      pipe.copied[slot].record(pipe.copy_stream);
+      pipe.copied[slot].make_stream_wait(compute);
       const Tensor staged = device_slot[slot].slice(0, count);
       if (quantised) {
         Tensor q_rows = weight.slice(r0, r1);
@@ -206,6 +198,11 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
     if (quantised) result.scales.emplace(entry.name, std::move(scales));
   }
   stats.chunks = chunk_index;
+  uploader->finish();  // host memory the copies read is released (windows unregistered)
+  stats.host_copy_seconds = uploader->times().host_copy;
+  stats.slot_wait_seconds = uploader->times().wait;
+  stats.register_seconds = uploader->times().register_windows;
+  stats.unregister_seconds = uploader->times().unregister_windows;
 
   // The weights are ready for compute-stream work once the copy stream's last copy is done.
   pipe.handover.record(pipe.copy_stream);
