@@ -9,12 +9,11 @@
 // Backward-weight splits Kd into fixed ranges (plan_wgrad), each writing its own f32 partial,
 // summed in order afterwards: deterministic, no atomics.
 //
-// Tile shapes (bf16/f16, tensor cores; warp tiles of 64x32 where the shape allows):
+// Tile shapes (every dtype on tensor cores, f32 as TF32; warp tiles of 64x32 where the shape allows):
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 256x64 (4x2); N > 8: 256x16
 //   (8x1); else 256x8 (8x1): narrow outputs (the 64 -> 3 RGB conv) waste at most 5 of 8 columns.
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps); else 128x16 / 128x8 (8x1).
-// f32 (FMA, correctness over speed): 128x64, or 128x16 when N <= 16.
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
@@ -206,13 +205,7 @@ struct SumSplits {
 // Tile shapes by output width (see the top of the file). Backward-weight has its own table.
 template <class View, class T>
 void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (view.N <= 16) {
-      launch_implicit_gemm<View, GemmConfig<T, 128, 16, 1, 1, 2>>(view, vec_a, vec_b, view.Kd, 1, stream);
-    } else {
-      launch_implicit_gemm<View, GemmConfig<T, 128, 64, 1, 1, 2>>(view, vec_a, vec_b, view.Kd, 1, stream);
-    }
-  } else if (view.N <= 8) {
+  if (view.N <= 8) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 8, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 16, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
@@ -226,13 +219,7 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
 template <class View, class T>
 void launch_weight_gemm(const View& view, bool vec_a, bool vec_b, int k_per_split, int splits,
                         cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (view.N <= 16) {
-      launch_implicit_gemm<View, GemmConfig<T, 128, 16, 1, 1, 2>>(view, vec_a, vec_b, k_per_split, splits, stream);
-    } else {
-      launch_implicit_gemm<View, GemmConfig<T, 128, 64, 1, 1, 2>>(view, vec_a, vec_b, k_per_split, splits, stream);
-    }
-  } else if (view.N <= 8) {
+  if (view.N <= 8) {
     launch_implicit_gemm<View, GemmConfig<T, 128, 8, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 128, 16, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);

@@ -14,8 +14,10 @@
 //
 // CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
 // activations into shared memory on the fly). bf16/f16 run on tensor cores (ldmatrix + mma.sync
-// m16n8k16, f32 accumulate, a 3-4 stage cp.async pipeline); f32 uses FMA tiles. Results are
-// deterministic (no atomics).
+// m16n8k16, f32 accumulate, a 3-4 stage cp.async pipeline); f32 runs on TF32 tensor cores
+// (operands rounded to a 10-bit mantissa, f32 accumulate: what cuDNN and PyTorch do for f32
+// convolutions by default), so f32 results on cuda differ from the host's exact f32 by ~1e-3
+// relative. Results are deterministic (no atomics).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -13,8 +13,10 @@
 // padding), one __syncthreads per k-tile; element-by-element copies when the contiguous extent
 // is not a multiple of 16 bytes. Rows are padded by 16 bytes (32 when needed) so each ldmatrix
 // phase touches 8 distinct 16-byte bank groups (conflict-free).
-// Compute: bf16/f16 on tensor cores (ldmatrix + mma.sync m16n8k16, f32 accumulate), one warp
-// per (BM/WarpsM x BN/WarpsN) tile; f32 by FMA on 16x16 threads' register tiles.
+// Compute on tensor cores, one warp per (BM/WarpsM x BN/WarpsN) tile, f32 accumulation:
+// bf16/f16 by ldmatrix + mma.sync m16n8k16; f32 by TF32 mma.sync m16n8k8 (operands rounded to
+// TF32 as they leave shared memory: cuDNN's and PyTorch's default for f32 convolutions), its
+// fragments read with 32-bit loads from tiles padded so a warp's reads hit 32 distinct banks.
 // Epilogue: accumulators -> out_value -> Out in a shared tile, then 16-byte stores along the
 // output's contiguous dim.
 #pragma once
@@ -34,26 +36,35 @@ namespace oomlab::ops::detail {
 
 template <class T, int BM_, int BN_, int WarpsM_, int WarpsN_, int Stages_>
 struct GemmConfig {
-  static constexpr bool kTensorCores = !std::is_same_v<T, float>;
+  static constexpr bool kTf32 = std::is_same_v<T, float>;  // else 16-bit operands
   static constexpr int BM = BM_, BN = BN_, WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
-  static constexpr int BK = kTensorCores ? 32 : 16;
-  static constexpr int kThreads = kTensorCores ? WarpsM * WarpsN * 32 : 256;  // f32: 16 x 16 threads
+  static constexpr int BK = 32;
+  static constexpr int kThreads = WarpsM * WarpsN * 32;
   static constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte copy
-  static_assert(!kTensorCores || (BM % (16 * WarpsM) == 0 && BN % (8 * WarpsN) == 0), "warp tiles");
-  static_assert(kTensorCores || (BM % 16 == 0 && BN % 16 == 0), "f32 thread tiles");
+  static_assert(BM % (16 * WarpsM) == 0 && BN % (8 * WarpsN) == 0, "warp tiles");
   static_assert(Stages >= 2, "at least double buffering");
 };
 
 // Padding (elements) that makes a row of `chunks` 16-byte chunks an odd number of chunks long:
-// 8 consecutive rows then start in 8 different bank groups.
+// 8 consecutive rows then start in 8 different bank groups (ldmatrix's 8 row reads).
 constexpr int odd_chunk_pad(int chunks, int vec) { return chunks % 2 == 0 ? vec : 2 * vec; }
+
+// TF32 fragments of a [k][row] tile: lane (g, t) reads element (k0 + t, row0 + g), so a row
+// length of 8 or 24 words (mod 32) puts the warp's 32 reads in 32 distinct banks.
+constexpr int tf32_transposed_pad(int rows) {
+  int pad = 4;
+  while ((rows + pad) % 32 != 8 && (rows + pad) % 32 != 24) pad += 4;
+  return pad;
+}
 
 // One operand tile (Rows x BK) in shared memory. AlongK: [Rows][BK + pad] (kk contiguous);
 // else [BK][Rows + pad] (the row index contiguous).
 template <class Cfg, int Rows, bool AlongK>
 struct OperandTile {
   static constexpr int kContiguous = AlongK ? Cfg::BK : Rows;
-  static constexpr int kLd = kContiguous + odd_chunk_pad(kContiguous / Cfg::kVec, Cfg::kVec);
+  // [row][k] tiles of 32 f32 (36 with the pad) are conflict-free for TF32 fragments as they are.
+  static constexpr int kLd = kContiguous + (Cfg::kTf32 && !AlongK ? tf32_transposed_pad(Rows)
+                                                                  : odd_chunk_pad(kContiguous / Cfg::kVec, Cfg::kVec));
   static constexpr int kElements = (AlongK ? Rows : Cfg::BK) * kLd;
   static_assert(kContiguous % Cfg::kVec == 0, "whole 16-byte chunks per row");
   static __device__ __forceinline__ int index(int row, int kk) {
@@ -230,6 +241,39 @@ __device__ __forceinline__ void mma_k_tile(const typename View::Elem* as, const 
   }
 }
 
+// The k-tile's products into the warp's accumulators, f32 operands on TF32 tensor cores.
+template <class View, class Cfg>
+__device__ __forceinline__ void mma_k_tile_tf32(const float* as, const float* bs,
+                                                float (&acc)[Cfg::BM / Cfg::WarpsM / 16][Cfg::BN / Cfg::WarpsN / 8][4],
+                                                int warp_m0, int warp_n0, int lane) {
+  using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
+  using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
+  constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int ks = 0; ks < Cfg::BK; ks += 8) {
+    unsigned a[FM][4], b[FN][2];
+#pragma unroll
+    for (int i = 0; i < FM; ++i) {
+      const int m = warp_m0 + i * 16 + g;
+      a[i][0] = to_tf32(as[ATile::index(m, ks + t)]);
+      a[i][1] = to_tf32(as[ATile::index(m + 8, ks + t)]);
+      a[i][2] = to_tf32(as[ATile::index(m, ks + t + 4)]);
+      a[i][3] = to_tf32(as[ATile::index(m + 8, ks + t + 4)]);
+    }
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      const int n = warp_n0 + j * 8 + g;
+      b[j][0] = to_tf32(bs[BTile::index(n, ks + t)]);
+      b[j][1] = to_tf32(bs[BTile::index(n, ks + t + 4)]);
+    }
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j) mma_1688_tf32(acc[i][j], a[i], b[j]);
+  }
+}
+
 // One block computes C[m0 .. m0+BM) x [n0 .. n0+BN) over the reduction range of split
 // blockIdx.z ([z * k_per_split, ...), a multiple of BK long).
 template <class View, class Cfg, bool VecA, bool VecB>
@@ -282,51 +326,32 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
         m < view.M && n < view.N ? from_f32<Out>(view.out_value(m, n, value)) : from_f32<Out>(0.0f);
   };
 
-  if constexpr (Cfg::kTensorCores) {
-    constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_m0 = warp / Cfg::WarpsN * (Cfg::BM / Cfg::WarpsM);
-    const int warp_n0 = warp % Cfg::WarpsN * (Cfg::BN / Cfg::WarpsN);
-    float acc[FM][FN][4];
+  constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_m0 = warp / Cfg::WarpsN * (Cfg::BM / Cfg::WarpsM);
+  const int warp_n0 = warp % Cfg::WarpsN * (Cfg::BN / Cfg::WarpsN);
+  float acc[FM][FN][4];
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
+  for (int i = 0; i < FM; ++i)
 #pragma unroll
-      for (int j = 0; j < FN; ++j)
+    for (int j = 0; j < FN; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-    for_each_k_tile([&](const T* as, const T* bs) { mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane); });
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  for_each_k_tile([&](const T* as, const T* bs) {
+    if constexpr (Cfg::kTf32) {
+      mma_k_tile_tf32<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane);
+    } else {
+      mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane);
+    }
+  });
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
+  for (int i = 0; i < FM; ++i)
 #pragma unroll
-      for (int j = 0; j < FN; ++j)
+    for (int j = 0; j < FN; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          stage_output(warp_m0 + i * 16 + lane / 4 + e / 2 * 8, warp_n0 + j * 8 + lane % 4 * 2 + e % 2, acc[i][j][e]);
-        }
-  } else {
-    // f32: thread (ty, tx) owns rows ty + 16i and columns tx + 16j of the block tile.
-    constexpr int TM = Cfg::BM / 16, TN = Cfg::BN / 16;
-    const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
-    float acc[TM][TN] = {};
-    for_each_k_tile([&](const float* as, const float* bs) {
-#pragma unroll 4
-      for (int kk = 0; kk < Cfg::BK; ++kk) {
-        float a[TM], b[TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i) a[i] = as[ATile::index(ty + 16 * i, kk)];
-#pragma unroll
-        for (int j = 0; j < TN; ++j) b[j] = bs[BTile::index(tx + 16 * j, kk)];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      for (int e = 0; e < 4; ++e) {
+        stage_output(warp_m0 + i * 16 + lane / 4 + e / 2 * 8, warp_n0 + j * 8 + lane % 4 * 2 + e % 2, acc[i][j][e]);
       }
-    });
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) stage_output(ty + 16 * i, tx + 16 * j, acc[i][j]);
-  }
   __syncthreads();
 
   // 16-byte stores along C's contiguous dim where whole vectors fit; element stores otherwise.

@@ -1,10 +1,13 @@
 // Warp-level tensor-core and async-copy instructions of sm_80+, shared by the conv implicit GEMM
 // and fused attention: cp.async (16- and 4-byte global -> shared, zero-fill), ldmatrix (plain and
-// .trans) and mma.sync m16n8k16 with f32 accumulation, for bf16 and f16.
+// .trans) and mma.sync m16n8k16 with f32 accumulation, for bf16 and f16; mma.sync m16n8k8 on
+// TF32 for f32 operands (rounded to TF32's 10-bit mantissa first, like cuDNN's default for f32).
 // Fragment layouts of m16n8k16 (PTX ISA), g = lane / 4, t = lane % 4:
 //   A 16x16: a[0] = (g, 2t..), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..), a[3] = (g+8, 2t+8..)
 //   B 16x8 (k x n): b[0] = (k 2t..2t+1, n g), b[1] = (k 2t+8.., n g)
 //   C 16x8 f32: c[0], c[1] = (g, 2t), (g, 2t+1); c[2], c[3] = (g+8, 2t), (g+8, 2t+1)
+// m16n8k8 (tf32): A 16x8: a[0] = (g, t), a[1] = (g+8, t), a[2] = (g, t+4), a[3] = (g+8, t+4);
+//   B 8x8 (k x n): b[0] = (k t, n g), b[1] = (k t+4, n g); C as above.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -80,6 +83,22 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
+}
+
+// f32 -> TF32 (round to nearest, ties away), as an mma operand register.
+__device__ __forceinline__ unsigned to_tf32(float value) {
+  unsigned out;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(value));
+  return out;
+}
+
+// c += a * b on one 16x8x8 tile of TF32 operands, f32 accumulation.
+__device__ __forceinline__ void mma_1688_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 }  // namespace oomlab::ops::detail
