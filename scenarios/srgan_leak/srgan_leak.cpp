@@ -134,7 +134,7 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
       {
         srgan::ImageBatch batch = data.batch(device, plan.batch_size, step, plan.model.dtype);
         // The next batch's images are made on a worker thread while this step runs.
-        if (step + 1 < context.steps()) data.prefetch(device, plan.batch_size, step + 1);
+        if (step + 1 < context.steps()) data.prefetch(device, plan.batch_size, step + 1, plan.model.dtype);
         out.losses.push_back(trainer.train_step(batch, hooks));
       }
       context.add_work(plan.batch_size, "images/s");

@@ -100,9 +100,9 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
     // The next batch's images (the validation batch after the last step) are made on a worker
     // thread while this step runs.
     if (step + 1 < context.steps()) {
-      data.prefetch(device, plan.train_batch, step + 1);
+      data.prefetch(device, plan.train_batch, step + 1, dtype);
     } else {
-      data.prefetch(device, plan.validation_batch, kValidationBatchIndex);
+      data.prefetch(device, plan.validation_batch, kValidationBatchIndex, dtype);
     }
     result.last_train_loss = srgan::train_generator_pixel_step(generator, adam, batch);
     context.add_work(plan.train_batch, "samples/s");

@@ -8,6 +8,7 @@
 
 #include "harness/memory/tags.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/host_values.hpp"
 
 namespace oomlab::srgan {
 namespace {
@@ -92,34 +93,42 @@ SyntheticPairs::~SyntheticPairs() {
   if (pending_.valid()) pending_.wait();  // the worker reads this object
 }
 
-HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index) const {
+HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index, DType dtype) const {
   OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::batch: batch_size must be >= 1, got " << batch_size);
   const int high = high_res_size();
   const std::size_t image_values = static_cast<std::size_t>(high) * high * kChannels;
+  const std::size_t bytes_per_value = dtype_size(dtype);
+  std::vector<float> pixels(image_values * static_cast<std::size_t>(batch_size));
   HostImageBatch out;
   out.batch_size = batch_size;
   out.index = index;
-  out.high_res.resize(image_values * static_cast<std::size_t>(batch_size));
+  out.dtype = dtype;
+  out.high_res.resize(pixels.size() * bytes_per_value);
   std::vector<std::future<void>> images;
   for (int n = 0; n < batch_size; ++n) {
     // Image (index, n) has its own seed, so a batch does not depend on the batch size before it.
     std::seed_seq image_seed{seed_, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(n)};
     std::uint32_t s;
     image_seed.generate(&s, &s + 1);
-    images.push_back(std::async(std::launch::async, [&out, s, high, image_values, n] {
+    images.push_back(std::async(std::launch::async, [&, s, n] {
       const std::vector<float> image = synthetic_image(s, high);
-      std::copy(image.begin(), image.end(), out.high_res.begin() + static_cast<std::ptrdiff_t>(image_values * n));
+      const std::size_t first = image_values * static_cast<std::size_t>(n);
+      std::copy(image.begin(), image.end(), pixels.begin() + static_cast<std::ptrdiff_t>(first));
+      for (std::size_t i = 0; i < image_values; ++i) store_value(out.high_res.data(), dtype, first + i, image[i]);
     }));
   }
   for (std::future<void>& image : images) image.get();
-  out.low_res = box_downsample(out.high_res, batch_size, high, kUpscale);
+  const std::vector<float> low = box_downsample(pixels, batch_size, high, kUpscale);
+  out.low_res.resize(low.size() * bytes_per_value);
+  for (std::size_t i = 0; i < low.size(); ++i) store_value(out.low_res.data(), dtype, i, low[i]);
   return out;
 }
 
-void SyntheticPairs::prefetch(const Device& device, int batch_size, std::int64_t index) {
+void SyntheticPairs::prefetch(const Device& device, int batch_size, std::int64_t index, DType dtype) {
   if (device.is_dry()) return;
   if (pending_.valid()) pending_.wait();
-  pending_ = std::async(std::launch::async, [this, batch_size, index] { return host_batch(batch_size, index); });
+  pending_ = std::async(std::launch::async,
+                        [this, batch_size, index, dtype] { return host_batch(batch_size, index, dtype); });
 }
 
 ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t index, DType dtype) {
@@ -129,16 +138,16 @@ ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t in
   const Shape high_shape{batch_size, high, high, kChannels};
   memory::TagScope tag(memory::Tag::data);
   ImageBatch batch;
-  if (device.is_dry()) {
-    batch.low_res = Tensor::empty(device, low_shape, dtype);
-    batch.high_res = Tensor::empty(device, high_shape, dtype);
-    return batch;
-  }
+  batch.low_res = Tensor::empty(device, low_shape, dtype);
+  batch.high_res = Tensor::empty(device, high_shape, dtype);
+  if (device.is_dry()) return batch;
   HostImageBatch pixels;
   if (pending_.valid()) pixels = pending_.get();
-  if (pixels.batch_size != batch_size || pixels.index != index) pixels = host_batch(batch_size, index);
-  batch.low_res = Tensor::from_host(device, low_shape, dtype, pixels.low_res);
-  batch.high_res = Tensor::from_host(device, high_shape, dtype, pixels.high_res);
+  if (pixels.batch_size != batch_size || pixels.index != index || pixels.dtype != dtype) {
+    pixels = host_batch(batch_size, index, dtype);
+  }
+  batch.low_res.copy_from_host(pixels.low_res.data(), pixels.low_res.size());
+  batch.high_res.copy_from_host(pixels.high_res.data(), pixels.high_res.size());
   return batch;
 }
 

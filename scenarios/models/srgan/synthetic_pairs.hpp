@@ -21,11 +21,12 @@ std::vector<float> synthetic_image(std::uint32_t seed, int size);
 // Box-average downsampling of `count` HWC images of size x size x 3 by `factor`.
 std::vector<float> box_downsample(const std::vector<float>& images, int count, int size, int factor);
 
-// A batch's pixels in host memory, before the upload.
+// A batch's pixels in host memory, already in the tensors' dtype: the upload is one copy.
 struct HostImageBatch {
   int batch_size = 0;
   std::int64_t index = -1;
-  std::vector<float> low_res, high_res;
+  DType dtype = DType::f32;
+  std::vector<unsigned char> low_res, high_res;
 };
 
 class SyntheticPairs {
@@ -44,10 +45,10 @@ class SyntheticPairs {
   // Starts generating batch `index`'s pixels on a background thread (a DataLoader worker's
   // job): the next step's images are made while this step runs on the GPU. Host memory only,
   // so the device allocations are the same with or without it. Nothing to do on dry.
-  void prefetch(const Device& device, int batch_size, std::int64_t index);
+  void prefetch(const Device& device, int batch_size, std::int64_t index, DType dtype);
 
-  // The pixels of batch `index`, one thread per image.
-  HostImageBatch host_batch(int batch_size, std::int64_t index) const;
+  // The pixels of batch `index` in `dtype`, one thread per image.
+  HostImageBatch host_batch(int batch_size, std::int64_t index, DType dtype) const;
 
   int low_res_size() const { return low_res_size_; }
   int high_res_size() const { return low_res_size_ * 4; }

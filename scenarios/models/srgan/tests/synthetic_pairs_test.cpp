@@ -7,6 +7,7 @@
 
 #include "harness/memory/alloc_config.hpp"
 #include "harness/memory/tags.hpp"
+#include "kernels/core/host_values.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
 
 namespace oomlab::srgan {
@@ -50,17 +51,24 @@ TEST(SyntheticPairs, PrefetchedBatchesEqualTheOnesMadeOnDemand) {
   Device device(DeviceKind::host, memory::AllocatorConfig{});
   SyntheticPairs on_demand(9, 8), prefetched(9, 8);
   const std::vector<float> batch3 = on_demand.batch(device, 3, 5, DType::f32).high_res.to_host_f32();
-  prefetched.prefetch(device, 3, 5);
+  prefetched.prefetch(device, 3, 5, DType::f32);
   EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).high_res.to_host_f32(), batch3);
   // A prefetch for another batch is not used for this one.
-  prefetched.prefetch(device, 3, 6);
+  prefetched.prefetch(device, 3, 6, DType::f32);
   EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).high_res.to_host_f32(), batch3);
-  prefetched.prefetch(device, 2, 5);
+  prefetched.prefetch(device, 2, 5, DType::f32);
   EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).low_res.to_host_f32(),
             on_demand.batch(device, 3, 5, DType::f32).low_res.to_host_f32());
+  // A prefetch in another dtype is not used either; a bf16 batch holds the f32 pixels rounded.
+  prefetched.prefetch(device, 3, 5, DType::bf16);
+  EXPECT_EQ(prefetched.batch(device, 3, 5, DType::f32).high_res.to_host_f32(), batch3);
+  prefetched.prefetch(device, 3, 5, DType::bf16);
+  const std::vector<float> bf16 = prefetched.batch(device, 3, 5, DType::bf16).high_res.to_host_f32();
+  ASSERT_EQ(bf16.size(), batch3.size());
+  for (std::size_t i = 0; i < bf16.size(); ++i) ASSERT_EQ(bf16[i], round_to_dtype(batch3[i], DType::bf16)) << i;
   // Destroyed with a prefetch in flight: waits for it.
   SyntheticPairs abandoned(9, 8);
-  abandoned.prefetch(device, 4, 0);
+  abandoned.prefetch(device, 4, 0, DType::f32);
 }
 
 TEST(SyntheticPairs, RejectsBadSizes) {
