@@ -5,6 +5,7 @@
 // into shared memory (padding and out-of-range taps read as zeros); the views below say where.
 //   forward       M = n*p*q (output pixels)  N = k  Kd = r*s*c (c fastest)  A = x taps  B = w
 //   backward-data M = n*h*w (input pixels)   N = c  Kd = r*s*k (k fastest)  A = dy taps B = w
+//                 (stride > 1: one launch per stride phase of dx, over only the taps it meets)
 //   backward-weight, computed as dw^T:       M = r*s*c  N = k  Kd = n*p*q   A = x taps  B = dy
 // Backward-weight splits Kd into fixed ranges (plan_wgrad), each writing its own f32 partial,
 // summed in order afterwards: deterministic, no atomics.
@@ -14,6 +15,7 @@
 //   (8x1); else 256x8 (8x1): narrow outputs (the 64 -> 3 RGB conv) waste at most 5 of 8 columns.
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps); else 128x16 / 128x8 (8x1).
+#include <algorithm>
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
@@ -80,6 +82,10 @@ struct ForwardGemm {
   __device__ std::int64_t out_index(int m, int n) const { return static_cast<std::int64_t>(m) * N + n; }
 };
 
+// Backward-data, one stride phase per launch. With stride s, dx pixel (h, w) only meets taps
+// r = (h + pad) mod s + s*i (likewise s): the other taps land between dy pixels. So dx pixels
+// are split into s*s phases (h mod s, w mod s), each a GEMM over its own taps only: no work on
+// the (s*s - 1)/(s*s) of taps that would read as zeros. Stride 1 is the one phase (0, 0).
 template <class T>
 struct BackwardDataGemm {
   using Elem = T;
@@ -91,50 +97,63 @@ struct BackwardDataGemm {
   const T* b;                               // w
   T* out;                                   // dx
   bool vector_out;
-  int M, N, Kd;                             // N is c
-  int P, Q, RS, K, stride, pad;
-  FastDivmod div_w, div_h, div_k, div_s;
+  int M, N, Kd;                             // M: this phase's dx pixels; N is c; Kd: its taps * k
+  int H, W, P, Q, S, RS, K, stride, pad;
+  int phase_h, phase_w;                     // this phase: h = phase_h + stride * i
+  int tap_r0, tap_s0;                       // its first taps: (phase + pad) mod stride
+  FastDivmod div_w, div_h, div_k, div_s;    // by the phase's widths, k, and its taps along s
 
-  struct ARow { std::int64_t image; int hp, wp; bool valid; };
+  // (image, i, j) of phase pixel m: dx pixel (phase_h + stride*i, phase_w + stride*j).
+  __device__ void pixel(int m, int& n, int& h, int& w) const {
+    int nh, j, i;
+    div_w.divmod(m, nh, j);
+    div_h.divmod(nh, n, i);
+    h = phase_h + stride * i;
+    w = phase_w + stride * j;
+  }
+  // p0, q0: the dy pixel tap (tap_r0, tap_s0) reads; tap index (ri, si) reads (p0 - ri, q0 - si).
+  struct ARow { std::int64_t image; int p0, q0; bool valid; };
   __device__ ARow a_row(int m) const {
-    int nh, w, n, h;
-    div_w.divmod(m, nh, w);
-    div_h.divmod(nh, n, h);
-    return {static_cast<std::int64_t>(n) * P * Q * K, h + pad, w + pad, m < M};
+    int n, h, w;
+    pixel(m, n, h, w);
+    return {static_cast<std::int64_t>(n) * P * Q * K, (h + pad - tap_r0) / stride,
+            (w + pad - tap_s0) / stride, m < M};
   }
-  struct AK { int r, s, k; bool valid; };
+  struct AK { int ri, si, k; bool valid; };
   __device__ AK a_k(int kk) const {
-    int rs, k, r, s;
+    int rs, k, ri, si;
     div_k.divmod(kk, rs, k);
-    div_s.divmod(rs, r, s);
-    return {r, s, k, kk < Kd};
+    div_s.divmod(rs, ri, si);
+    return {ri, si, k, kk < Kd};
   }
-  // dy[n, p, q, k] feeds dx[n, h, w, :] through tap (r, s) when p*stride = h + pad - r.
   __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    int p = row.hp - k.r, q = row.wp - k.s;
-    if (!row.valid || !k.valid || p < 0 || q < 0) return -1;
-    if (stride != 1) {
-      if (p % stride != 0 || q % stride != 0) return -1;
-      p /= stride;
-      q /= stride;
+    const int p = row.p0 - k.ri, q = row.q0 - k.si;
+    if (!row.valid || !k.valid || static_cast<unsigned>(p) >= static_cast<unsigned>(P) ||
+        static_cast<unsigned>(q) >= static_cast<unsigned>(Q)) {
+      return -1;
     }
-    if (p >= P || q >= Q) return -1;
     return row.image + (static_cast<std::int64_t>(p) * Q + q) * K + k.k;
   }
   struct BRow { int c; bool valid; };
   __device__ BRow b_row(int n) const { return {n, n < N}; }
   struct BK { int k, rs; bool valid; };
   __device__ BK b_k(int kk) const {
-    int rs, k;
+    int rs, k, ri, si;
     div_k.divmod(kk, rs, k);
-    return {k, rs, kk < Kd};
+    div_s.divmod(rs, ri, si);
+    return {k, (tap_r0 + stride * ri) * S + tap_s0 + stride * si, kk < Kd};
   }
   __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
     if (!row.valid || !k.valid) return -1;
     return (static_cast<std::int64_t>(k.k) * RS + k.rs) * N + row.c;
   }
   __device__ float out_value(int, int, float value) const { return value; }
-  __device__ std::int64_t out_index(int m, int n) const { return static_cast<std::int64_t>(m) * N + n; }
+  __device__ std::int64_t out_index(int m, int n) const {
+    if (stride == 1) return static_cast<std::int64_t>(m) * N + n;
+    int image, h, w;
+    pixel(m, image, h, w);
+    return ((static_cast<std::int64_t>(image) * H + h) * W + w) * N + n;
+  }
 };
 
 template <class T>
@@ -261,18 +280,33 @@ void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void*
                                void* dx, memory::StreamHandle stream) {
   dispatch_float(dtype, "conv2d_backward_data", [&](auto zero) {
     using T = decltype(zero);
-    BackwardDataGemm<T> view{};
-    view.a = static_cast<const T*>(dy);
-    view.b = static_cast<const T*>(w);
-    view.out = static_cast<T*>(dx);
-    view.vector_out = vectorisable(dx, g.c, sizeof(T));
-    view.M = as_int(g.n * g.h * g.w), view.N = as_int(g.c), view.Kd = as_int(g.r * g.s * g.k);
-    view.P = as_int(g.p), view.Q = as_int(g.q), view.RS = as_int(g.r * g.s), view.K = as_int(g.k);
-    view.stride = g.stride, view.pad = g.pad;
-    view.div_w = FastDivmod(as_int(g.w)), view.div_h = FastDivmod(as_int(g.h));
-    view.div_k = FastDivmod(as_int(g.k)), view.div_s = FastDivmod(as_int(g.s));
-    launch_data_gemm<BackwardDataGemm<T>, T>(view, vectorisable(dy, g.k, sizeof(T)),
-                                             vectorisable(w, g.c, sizeof(T)), as_cuda_stream(stream));
+    const int stride = g.stride;
+    // Count of i in [0, extent) with i = first (mod stride).
+    auto phase_count = [stride](std::int64_t extent, int first) {
+      return extent > first ? as_int((extent - first + stride - 1) / stride) : 0;
+    };
+    for (int phase_h = 0; phase_h < stride; ++phase_h) {
+      for (int phase_w = 0; phase_w < stride; ++phase_w) {
+        const int rows = phase_count(g.h, phase_h), cols = phase_count(g.w, phase_w);
+        if (rows == 0 || cols == 0) continue;
+        BackwardDataGemm<T> view{};
+        view.a = static_cast<const T*>(dy);
+        view.b = static_cast<const T*>(w);
+        view.out = static_cast<T*>(dx);
+        view.vector_out = vectorisable(dx, g.c, sizeof(T));
+        view.tap_r0 = (phase_h + g.pad) % stride, view.tap_s0 = (phase_w + g.pad) % stride;
+        const int taps_r = phase_count(g.r, view.tap_r0), taps_s = phase_count(g.s, view.tap_s0);
+        view.M = as_int(g.n) * rows * cols, view.N = as_int(g.c), view.Kd = taps_r * taps_s * as_int(g.k);
+        view.H = as_int(g.h), view.W = as_int(g.w), view.P = as_int(g.p), view.Q = as_int(g.q);
+        view.S = as_int(g.s), view.RS = as_int(g.r * g.s), view.K = as_int(g.k);
+        view.stride = stride, view.pad = g.pad, view.phase_h = phase_h, view.phase_w = phase_w;
+        view.div_w = FastDivmod(cols), view.div_h = FastDivmod(rows);
+        view.div_k = FastDivmod(as_int(g.k)), view.div_s = FastDivmod(std::max(taps_s, 1));
+        // A phase without taps (kernel smaller than the stride) still writes its zeros.
+        launch_data_gemm<BackwardDataGemm<T>, T>(view, vectorisable(dy, g.k, sizeof(T)),
+                                                 vectorisable(w, g.c, sizeof(T)), as_cuda_stream(stream));
+      }
+    }
   });
 }
 

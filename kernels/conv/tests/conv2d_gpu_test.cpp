@@ -103,6 +103,11 @@ std::vector<ConvCase> all_cases() {
       {{{2, 8, 8, 24}, {40, 1, 1, 24}}, {1, 0}},      // 1x1
       {{{1, 8, 9, 64}, {256, 3, 3, 64}}, {1, 1}},     // 64 -> 256: 128x128 tiles, two N tiles
       {{{1, 10, 12, 128}, {64, 3, 3, 128}}, {1, 1}},  // backward-data with N = c = 128
+      // Backward-data by stride phase: phases of unequal size (odd images), every phase with
+      // its own taps, phases with no taps at all (1x1 stride 2: their dx is zero).
+      {{{2, 19, 15, 64}, {128, 4, 4, 64}}, {2, 1}},   // the discriminator's 64 -> 128, vector path
+      {{{1, 11, 10, 16}, {24, 3, 3, 16}}, {3, 1}},    // stride 3: one tap per phase and dim
+      {{{2, 9, 7, 8}, {8, 1, 1, 8}}, {2, 0}},         // 1x1 stride 2: three phases without taps
   };
   std::vector<ConvCase> cases;
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
