@@ -45,7 +45,7 @@
 #include "harness/device/cuda_check.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/atomic_file.hpp"
-#include "scenarios/weights7b/parallel_memcpy.hpp"
+#include "scenarios/weights7b/copy_team.hpp"
 
 namespace {
 
@@ -209,60 +209,8 @@ void streaming_copy(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
-// A fixed team of threads that run one job together and meet at its end (no thread creation per
-// chunk).
-class Team {
- public:
-  explicit Team(std::size_t threads) {
-    for (std::size_t t = 1; t < threads; ++t) workers_.emplace_back([this, t] { loop(t); });
-  }
-  ~Team() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& worker : workers_) worker.join();
-  }
-  std::size_t size() const { return workers_.size() + 1; }
-  void run(const std::function<void(std::size_t)>& job) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      job_ = &job;
-      pending_ = workers_.size();
-      ++generation_;
-    }
-    wake_.notify_all();
-    job(0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-  }
-
- private:
-  void loop(std::size_t index) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      const std::function<void(std::size_t)>* job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        job = job_;
-      }
-      (*job)(index);
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(std::size_t)>* job_ = nullptr;
-  std::size_t pending_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-};
+// The loader's own thread team (no thread start per chunk).
+using Team = oomlab::scenarios::weights7b::ThreadTeam;
 
 // ---------------------------------------------------------------------------------------------
 // The device side shared by every strategy.
@@ -332,7 +280,7 @@ struct StagedOptions {
   std::size_t slots = 2;
   std::size_t threads = 8;
   CopyFn copy = plain_memcpy;
-  bool loader_parallel_memcpy = false;  // the loader's own function (threads spawned per chunk)
+  bool loader_copy = false;  // the loader's own ThreadTeam::copy (every core)
   bool pread_instead_of_mmap = false;   // each thread pread()s its piece into the pinned slot
   std::size_t populate_helpers = 0;     // threads that fill page tables ahead of the copy
 };
@@ -341,7 +289,7 @@ PassResult staged(const Setup& setup, const StagedOptions& options) {
   std::vector<std::unique_ptr<PinnedSlot>> slots;
   for (std::size_t i = 0; i < options.slots; ++i) slots.push_back(std::make_unique<PinnedSlot>(options.chunk_bytes));
   Stream stream;
-  Team team(options.loader_parallel_memcpy ? 1 : options.threads);
+  Team team(options.loader_copy ? 0 : options.threads);
   double copy_seconds = 0, wait_seconds = 0, map_seconds = 0;
 
   const auto start = Clock::now();
@@ -366,8 +314,8 @@ PassResult staged(const Setup& setup, const StagedOptions& options) {
       OOMLAB_CUDA_CHECK(cudaEventSynchronize(slot.copied));
       const auto copy_start = Clock::now();
       wait_seconds += std::chrono::duration<double>(copy_start - wait_start).count();
-      if (options.loader_parallel_memcpy) {
-        oomlab::scenarios::weights7b::parallel_memcpy(slot.data, map.data + offset, n);
+      if (options.loader_copy) {
+        team.copy(slot.data, map.data + offset, n);
       } else {
         const std::size_t piece = (n / team.size() + kPage - 1) / kPage * kPage;
         team.run([&](std::size_t t) {
@@ -605,8 +553,8 @@ std::vector<Strategy> strategies(std::size_t cores) {
                   pinned_h2d_limit, false});
   {
     StagedOptions o;
-    o.loader_parallel_memcpy = true;
-    add("loader_current", "b", "the loader today: weights7b::parallel_memcpy (<=8 threads, spawned per chunk) into 2x64 MiB pinned", staged_with(o));
+    o.loader_copy = true;
+    add("loader_current", "b", "the loader: weights7b::ThreadTeam::copy (every core, one team for the load) into 2x64 MiB pinned", staged_with(o));
   }
   StagedOptions base;
   base.threads = loader_threads;

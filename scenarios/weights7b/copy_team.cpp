@@ -1,0 +1,74 @@
+#include "scenarios/weights7b/copy_team.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/memory/size.hpp"
+
+namespace oomlab::scenarios::weights7b {
+
+ThreadTeam::ThreadTeam(std::size_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (std::size_t t = 1; t < threads; ++t) workers_.emplace_back([this, t] { loop(t); });
+}
+
+ThreadTeam::~ThreadTeam() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void ThreadTeam::run(const std::function<void(std::size_t)>& job) {
+  if (workers_.empty()) {
+    job(0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &job;
+    pending_ = workers_.size();
+    ++generation_;
+  }
+  wake_.notify_all();
+  job(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+}
+
+void ThreadTeam::loop(std::size_t index) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(std::size_t)>* job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+    }
+    (*job)(index);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
+void ThreadTeam::copy(void* dst, const void* src, std::size_t bytes) {
+  // Below a few MiB per thread, waking the team costs more than it saves.
+  constexpr std::size_t kBytesPerThread = 4 * MiB;
+  constexpr std::size_t kPage = 4096;
+  if (bytes < 2 * kBytesPerThread || workers_.empty()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const std::size_t pieces = std::min(size(), bytes / kBytesPerThread);
+  const std::size_t piece = (bytes / pieces + kPage - 1) / kPage * kPage;
+  run([&](std::size_t t) {
+    const std::size_t begin = std::min(bytes, t * piece), end = std::min(bytes, begin + piece);
+    if (begin < end) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+  });
+}
+
+}  // namespace oomlab::scenarios::weights7b
