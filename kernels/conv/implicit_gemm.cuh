@@ -113,10 +113,16 @@ struct OperandLoader {
                 "a thread's contiguous-dim slot is fixed");
   static_assert(Cfg::kThreads % Cfg::BK == 0, "element copies: one reduction column per thread");
 
+  // Element copies of a [k][row] tile keep one row per thread when the block covers whole
+  // columns of rows: decoded once (the narrow-channel wgrad's x taps, the 64 -> 3 conv's dy).
+  static constexpr bool kFixedElementRow = !Vectorised && !kAlongK && Cfg::kThreads % Rows == 0;
+
   typename Side::Row rows[kAlongK ? kIters : 1];
 
   __device__ OperandLoader(const View& view, int row0) {
-    if constexpr (Vectorised) {
+    if constexpr (kFixedElementRow) {
+      rows[0] = Side::row(view, row0 + threadIdx.x % Rows);
+    } else if constexpr (Vectorised) {
       if constexpr (kAlongK) {
 #pragma unroll
         for (int i = 0; i < kIters; ++i) {
@@ -159,6 +165,12 @@ struct OperandLoader {
       const typename Side::K k = Side::k(view, k0 + kk);
       for (int row = threadIdx.x / Cfg::BK; row < Rows; row += Cfg::kThreads / Cfg::BK) {
         const std::int64_t at = Side::offset(view, Side::row(view, row0 + row), k);
+        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+      }
+    } else if constexpr (kFixedElementRow) {
+      const int row = threadIdx.x % Rows;
+      for (int kk = threadIdx.x / Rows; kk < Cfg::BK; kk += Cfg::kThreads / Rows) {
+        const std::int64_t at = Side::offset(view, rows[0], Side::k(view, k0 + kk));
         tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
       }
     } else {
