@@ -133,9 +133,11 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   CopyPipeline pipe(device);
   const TensorEntry& last = source.tensors().back();
   const std::uint8_t* file_begin = source.data(source.tensors().front());
+  const auto setup_start = Clock::now();
   std::unique_ptr<ChunkUploader> uploader =
       make_chunk_uploader(device, pipe.copy_stream, host_path, chunk_bytes, file_begin,
                           file_begin ? source.data(last) + last.bytes() : nullptr);
+  stats.setup_seconds = seconds_since(setup_start);
   stats.host_staging_bytes = uploader->host_staging_bytes();
   stats.registered_bytes = uploader->registered_bytes();
   const memory::StreamHandle compute = device.stream();
@@ -198,11 +200,14 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
     if (quantised) result.scales.emplace(entry.name, std::move(scales));
   }
   stats.chunks = chunk_index;
+  const auto release_start = Clock::now();
   uploader->finish();  // host memory the copies read is released (windows unregistered)
   stats.host_copy_seconds = uploader->times().host_copy;
   stats.slot_wait_seconds = uploader->times().wait;
   stats.register_seconds = uploader->times().register_windows;
   stats.unregister_seconds = uploader->times().unregister_windows;
+  uploader.reset();  // the pinned ring and the thread team go
+  stats.release_seconds = seconds_since(release_start);
 
   // The weights are ready for compute-stream work once the copy stream's last copy is done.
   pipe.handover.record(pipe.copy_stream);

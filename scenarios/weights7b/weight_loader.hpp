@@ -39,8 +39,11 @@ struct LoadStats {
   std::size_t host_staging_bytes = 0;    // the pinned host ring
   // Where a streamed load's wall time goes, on the host thread (seconds): allocating each weight,
   // copying chunks from the file into the pinned ring, and waiting for the copy stream to give a
-  // ring slot back. Whatever is left is launching and the final synchronisation.
+  // ring slot back; setting up the host path (pinned ring, thread team) and releasing it.
+  // Whatever is left is launching and the final synchronisation.
   double allocate_seconds = 0;
+  double setup_seconds = 0;
+  double release_seconds = 0;
   double host_copy_seconds = 0;
   double slot_wait_seconds = 0;  // or, for registered windows, waiting for a registration
   // The host path (host_path.hpp) and, for registered windows, what it held and its workers'

@@ -103,6 +103,8 @@ void Weights7bScenario::run(const std::string& variant, RunContext& context) con
   context.set_metric("host_staging_bytes", static_cast<double>(stats.host_staging_bytes));
   context.set_metric("staging_chunks", static_cast<double>(stats.chunks));
   context.set_metric("allocate_seconds", stats.allocate_seconds);
+  context.set_metric("setup_seconds", stats.setup_seconds);
+  context.set_metric("release_seconds", stats.release_seconds);
   context.set_metric("host_copy_seconds", stats.host_copy_seconds);
   context.set_metric("slot_wait_seconds", stats.slot_wait_seconds);
   if (stats.host_path == HostPath::registered_windows) {  // host_path.hpp; no metric change otherwise
