@@ -1,7 +1,8 @@
 // Causal attention on the GPU: the fused (flash) kernels and the naive (T x T) path at
 // B=4 H=12 D=64 for T = 1024, 4096, 16384, beside a cuBLAS bf16 GEMM (8192^3) measured in the
 // same run, so the TFLOP/s ratio to what this GPU achieves holds on any card.
-// Counters: TFLOP/s (causal flops: forward 2 * 2 * B*H*T*T*D / 2, backward 2.5x forward) and
+// Counters: TFLOP/s (causal flops: forward 2 * 2 * B*H*T*T*D / 2, backward 2.5x forward; the
+// backward case times the backward alone, after one forward) and
 // peak_bytes, the allocator's peak for one iteration (the T^2 story of the naive path).
 //   attention_bench --benchmark_out=results/<gpu>/attention.json --benchmark_out_format=json
 #include <cstdint>
@@ -72,26 +73,33 @@ struct AttentionTensors {
   }
 };
 
-void BM_FusedAttention(benchmark::State& state, bool with_backward) {
+// Which passes one timed iteration runs: the backward alone reuses one forward's O and lse.
+enum class Passes { forward, forward_backward, backward };
+
+void BM_FusedAttention(benchmark::State& state, Passes passes) {
   Device& device = bench_device();
   const std::int64_t seq = state.range(0);
   try {
     AttentionTensors t(device, seq);
     Tensor lse = Tensor::empty(device, oomlab::ops::attention_lse_shape(t.q), DType::f32);
-    auto step = [&] {
-      oomlab::ops::attention_fused_forward(t.q, t.k, t.v, t.out, lse);
-      if (with_backward) {
-        oomlab::ops::attention_fused_backward(t.q, t.k, t.v, t.out, lse, t.d_out, t.dq, t.dk, t.dv);
-      }
+    auto forward = [&] { oomlab::ops::attention_fused_forward(t.q, t.k, t.v, t.out, lse); };
+    auto backward = [&] {
+      oomlab::ops::attention_fused_backward(t.q, t.k, t.v, t.out, lse, t.d_out, t.dq, t.dk, t.dv);
     };
-    step();  // warm-up: first-launch attribute setting and caching-allocator growth
+    auto step = [&] {
+      if (passes != Passes::backward) forward();
+      if (passes != Passes::forward) backward();
+    };
+    forward();  // warm-up (and the backward's inputs): attribute setting, caching-allocator growth
+    backward();
     device.synchronize();
     device.allocator().reset_peak_stats();
     for (auto _ : state) {
       CudaEventTimer timer(state, stream_of(device));
       step();
     }
-    const double flops = causal_forward_flops(seq) * (with_backward ? 3.5 : 1.0);
+    const double passes_flops = passes == Passes::forward ? 1.0 : passes == Passes::backward ? 2.5 : 3.5;
+    const double flops = causal_forward_flops(seq) * passes_flops;
     set_counters(state, flops, device.allocator().stats().allocated.peak);
   } catch (const oomlab::memory::OomError& error) {
     state.SkipWithError(error.what());
@@ -173,8 +181,9 @@ void sequence_lengths(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_CublasGemmBf16)->ArgName("n")->Arg(8192)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_FusedAttention, forward, false)->Apply(sequence_lengths);
-BENCHMARK_CAPTURE(BM_FusedAttention, forward_backward, true)->Apply(sequence_lengths);
+BENCHMARK_CAPTURE(BM_FusedAttention, forward, Passes::forward)->Apply(sequence_lengths);
+BENCHMARK_CAPTURE(BM_FusedAttention, forward_backward, Passes::forward_backward)->Apply(sequence_lengths);
+BENCHMARK_CAPTURE(BM_FusedAttention, backward, Passes::backward)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_NaiveAttention, forward, false)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_NaiveAttention, forward_backward, true)->Apply(sequence_lengths);
 
