@@ -119,12 +119,15 @@ struct BackwardDataGemm {
     return {static_cast<std::int64_t>(n) * P * Q * K, (h + pad - tap_r0) / stride,
             (w + pad - tap_s0) / stride, m < M};
   }
+  // Reduction index kk = (ri * taps_s + si) * K + k: the phase's tap (ri, si) and channel k.
   struct AK { int ri, si, k; bool valid; };
   __device__ AK a_k(int kk) const {
-    int rs, k, ri, si;
-    div_k.divmod(kk, rs, k);
-    div_s.divmod(rs, ri, si);
-    return {ri, si, k, kk < Kd};
+    AK tap;
+    int rs;
+    div_k.divmod(kk, rs, tap.k);
+    div_s.divmod(rs, tap.ri, tap.si);
+    tap.valid = kk < Kd;
+    return tap;
   }
   __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
     const int p = row.p0 - k.ri, q = row.q0 - k.si;
@@ -138,10 +141,8 @@ struct BackwardDataGemm {
   __device__ BRow b_row(int n) const { return {n, n < N}; }
   struct BK { int k, rs; bool valid; };
   __device__ BK b_k(int kk) const {
-    int rs, k, ri, si;
-    div_k.divmod(kk, rs, k);
-    div_s.divmod(rs, ri, si);
-    return {k, (tap_r0 + stride * ri) * S + tap_s0 + stride * si, kk < Kd};
+    const AK tap = a_k(kk);  // the same decode; the weight wants the tap's (r, s) in the kernel
+    return {tap.k, (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si, tap.valid};
   }
   __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
     if (!row.valid || !k.valid) return -1;
