@@ -11,7 +11,7 @@
 
 #include "harness/device/host_buffer.hpp"
 #include "harness/device/stream_event.hpp"
-#include "scenarios/weights7b/copy_team.hpp"
+#include "harness/parallel/thread_team.hpp"
 
 #if OOMLAB_WITH_CUDA
 #include <cuda_runtime_api.h>

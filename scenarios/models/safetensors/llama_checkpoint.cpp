@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/parallel/thread_team.hpp"
 #include "scenarios/models/safetensors/safetensors_writer.hpp"
 
 namespace oomlab::safetensors {
@@ -38,15 +39,11 @@ void fill_on_all_cores(std::uint64_t seed, std::uint64_t tensor_index, bool is_n
   const std::uint64_t threads = std::clamp<std::uint64_t>(count / kMinElementsPerThread, 1, hardware);
   const std::uint64_t piece = (count + threads - 1) / threads;
   const std::size_t element = dtype_size(dtype);
-  std::vector<std::thread> workers;
-  for (std::uint64_t begin = piece; begin < count; begin += piece) {
+  ThreadTeam(threads).run([&](std::size_t t) {
+    const std::uint64_t begin = std::min<std::uint64_t>(count, t * piece);
     const std::uint64_t n = std::min(piece, count - begin);
-    workers.emplace_back([=] {
-      fill_llama_values(seed, tensor_index, is_norm, dtype, first + begin, n, dst + begin * element);
-    });
-  }
-  fill_llama_values(seed, tensor_index, is_norm, dtype, first, std::min(piece, count), dst);
-  for (std::thread& worker : workers) worker.join();
+    if (n > 0) fill_llama_values(seed, tensor_index, is_norm, dtype, first + begin, n, dst + begin * element);
+  });
 }
 
 }  // namespace

@@ -24,6 +24,8 @@
 #include <emmintrin.h>
 #endif
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -45,9 +47,11 @@
 #include "harness/device/cuda_check.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/atomic_file.hpp"
-#include "scenarios/weights7b/copy_team.hpp"
+#include "harness/parallel/thread_team.hpp"
 
 namespace {
+
+using oomlab::ThreadTeam;
 
 using Clock = std::chrono::steady_clock;
 using oomlab::MiB;
@@ -68,14 +72,6 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Runs fn(t) for t in [0, threads) on fresh threads and joins them.
-void parallel_for(std::size_t threads, const std::function<void(std::size_t)>& fn) {
-  std::vector<std::thread> workers;
-  for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(fn, t);
-  fn(0);
-  for (std::thread& worker : workers) worker.join();
-}
-
 // ---------------------------------------------------------------------------------------------
 // The file: created fast when missing, then made resident.
 
@@ -87,7 +83,7 @@ void create_file(const std::string& path, std::size_t bytes, std::size_t threads
   constexpr std::size_t kBlock = 8 * MiB;
   const std::size_t blocks = (bytes + kBlock - 1) / kBlock;
   std::atomic<bool> failed{false};
-  parallel_for(threads, [&](std::size_t t) {
+  ThreadTeam(threads).run([&](std::size_t t) {
     std::vector<std::uint64_t> buffer(kBlock / 8);
     for (std::size_t b = t; b < blocks && !failed; b += threads) {
       for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = splitmix64(b * buffer.size() + i) | 1;
@@ -109,7 +105,7 @@ double make_resident(const std::string& path, std::size_t bytes, std::size_t thr
   if (fd < 0) fail_errno("open " + path);
   constexpr std::size_t kBlock = 8 * MiB;
   const std::size_t blocks = (bytes + kBlock - 1) / kBlock;
-  parallel_for(threads, [&](std::size_t t) {
+  ThreadTeam(threads).run([&](std::size_t t) {
     std::vector<char> buffer(kBlock);
     for (std::size_t b = t; b < blocks; b += threads) {
       if (::pread(fd, buffer.data(), kBlock, static_cast<off_t>(b * kBlock)) < 0) return;
@@ -209,8 +205,6 @@ void streaming_copy(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
-// The loader's own thread team (no thread start per chunk).
-using Team = oomlab::scenarios::weights7b::ThreadTeam;
 
 // ---------------------------------------------------------------------------------------------
 // The device side shared by every strategy.
@@ -289,7 +283,7 @@ PassResult staged(const Setup& setup, const StagedOptions& options) {
   std::vector<std::unique_ptr<PinnedSlot>> slots;
   for (std::size_t i = 0; i < options.slots; ++i) slots.push_back(std::make_unique<PinnedSlot>(options.chunk_bytes));
   Stream stream;
-  Team team(options.loader_copy ? 0 : options.threads);
+  ThreadTeam team(options.loader_copy ? 0 : options.threads);
   double copy_seconds = 0, wait_seconds = 0, map_seconds = 0;
 
   const auto start = Clock::now();
@@ -355,7 +349,7 @@ PassResult per_thread_pipelines(const Setup& setup, std::size_t threads, std::si
   const auto start = Clock::now();
   {
     FileMapping map(setup.path, setup.bytes, MapHint::none);
-    parallel_for(threads, [&](std::size_t t) {
+    ThreadTeam(threads).run([&](std::size_t t) {
       std::size_t local = 0;
       for (std::size_t offset = t * chunk_bytes; offset < setup.bytes; offset += threads * chunk_bytes, ++local) {
         const std::size_t n = std::min(chunk_bytes, setup.bytes - offset);
@@ -507,7 +501,7 @@ PassResult pageable_h2d(const Setup& setup, std::size_t threads) {
   const auto start = Clock::now();
   {
     FileMapping map(setup.path, setup.bytes, MapHint::none);
-    parallel_for(threads, [&](std::size_t t) {
+    ThreadTeam(threads).run([&](std::size_t t) {
       for (std::size_t offset = t * kChunk; offset < setup.bytes; offset += threads * kChunk) {
         OOMLAB_CUDA_CHECK(cudaMemcpyAsync(setup.target.at(offset), map.data + offset, std::min(kChunk, setup.bytes - offset),
                                           cudaMemcpyHostToDevice, streams[t]->handle));
@@ -646,29 +640,7 @@ struct Args {
   std::size_t threads = 0;
 };
 
-Args parse_args(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--file") args.file = value();
-    else if (flag == "--gigabytes") args.gigabytes = std::stod(value());
-    else if (flag == "--json") args.json = value();
-    else if (flag == "--repeats") args.repeats = std::stoi(value());
-    else if (flag == "--only") args.only = value();
-    else if (flag == "--threads") args.threads = static_cast<std::size_t>(std::stoul(value()));
-    else throw std::invalid_argument("unknown flag " + flag + " (see the comment at the top of host_path_bench.cpp)");
-  }
-  if (args.file.empty()) throw std::invalid_argument("--file PATH is required");
-  if (args.repeats < 1 || args.gigabytes <= 0) throw std::invalid_argument("--repeats and --gigabytes must be positive");
-  return args;
-}
-
-int run(int argc, char** argv) {
-  const Args args = parse_args(argc, argv);
+int run(const Args& args) {
   const std::string why = oomlab::why_not_writable(args.json);
   if (!why.empty()) throw std::invalid_argument("--json " + args.json + ": " + why);
   Setup setup;
@@ -771,8 +743,18 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  Args args;
+  CLI::App app{"host_path_bench: page cache -> GPU host-path candidates for the 7B checkpoint load"};
+  app.add_option("--file", args.file, "the checkpoint-sized file (created when missing)")->required();
+  app.add_option("--gigabytes", args.gigabytes, "size of a created file (1 GB = 1e9 B)")
+      ->check(CLI::Range(0.001, 10000.0));
+  app.add_option("--json", args.json, "where the results go");
+  app.add_option("--repeats", args.repeats, "passes per strategy (best is reported)")->check(CLI::Range(1, 100));
+  app.add_option("--only", args.only, "run only strategies whose name contains this");
+  app.add_option("--threads", args.threads, "cores to use (default: all)");
+  CLI11_PARSE(app, argc, argv);
   try {
-    return run(argc, argv);
+    return run(args);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "host_path_bench: %s\n", error.what());
     return 1;

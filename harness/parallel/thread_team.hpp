@@ -1,7 +1,9 @@
-// The host side of the streamed loader's copy: file bytes into a pinned ring slot, by a team of
-// threads that lives as long as the load (no thread start per chunk).
+// Host work split across threads: a team that runs job(0) .. job(size() - 1) together, made once
+// and reused (no thread start per job). The weights7b loader copies file bytes into its pinned
+// ring with one (copy()); the checkpoint generator and the SR-GAN's image maker split their work
+// with run().
 //
-// Measured on the H200 machine (16 cores, 13.5 GB bf16 file, warm page cache, 64 MiB chunks,
+// Why a team of every core for the loader's copy, measured on the H200 machine (16 cores, 13.5 GB bf16 file, warm page cache, 64 MiB chunks,
 // scenarios/weights7b/bench/host_path_bench): mmap -> pinned -> device end to end 27 GB/s with
 // 8 threads started per chunk, 35 GB/s with a persistent team of 8, 50 GB/s with a team of
 // every core (the pinned H2D limit: 55 GB/s). One core copies from the page cache at ~4 GB/s.
@@ -14,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace oomlab::scenarios::weights7b {
+namespace oomlab {
 
 class ThreadTeam {
  public:
@@ -42,4 +44,4 @@ class ThreadTeam {
   bool stop_ = false;
 };
 
-}  // namespace oomlab::scenarios::weights7b
+}  // namespace oomlab

@@ -1,4 +1,4 @@
-// The loader's thread team: every index runs once per job, and copies of any size (page-aligned
+// The thread team: every index runs once per job, and copies of any size (page-aligned
 // pieces, a ragged tail, small copies on the caller) equal memcpy.
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "harness/memory/size.hpp"
-#include "scenarios/weights7b/copy_team.hpp"
+#include "harness/parallel/thread_team.hpp"
 
-namespace oomlab::scenarios::weights7b {
+namespace oomlab {
 namespace {
 
 TEST(ThreadTeam, RunsEveryIndexOncePerJob) {
@@ -34,4 +34,4 @@ TEST(ThreadTeam, CopyEqualsMemcpyForEverySize) {
 }
 
 }  // namespace
-}  // namespace oomlab::scenarios::weights7b
+}  // namespace oomlab

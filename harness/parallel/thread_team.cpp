@@ -1,11 +1,11 @@
-#include "scenarios/weights7b/copy_team.hpp"
+#include "harness/parallel/thread_team.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "harness/memory/size.hpp"
 
-namespace oomlab::scenarios::weights7b {
+namespace oomlab {
 
 ThreadTeam::ThreadTeam(std::size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -72,4 +72,4 @@ void ThreadTeam::copy(void* dst, const void* src, std::size_t bytes) {
   });
 }
 
-}  // namespace oomlab::scenarios::weights7b
+}  // namespace oomlab
