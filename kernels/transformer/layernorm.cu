@@ -206,7 +206,8 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
       auto launch = [&](auto chunk_count) {
         constexpr int CHUNKS = decltype(chunk_count)::value;
         auto kernel = layernorm_backward_register_kernel<T, kVec, CHUNKS>;
-        kernel<<<resident_row_grid(kernel, rows), kRowWarps * 32, 0, as_cuda_stream(stream)>>>(
+        static const unsigned resident = resident_blocks(kernel);
+        kernel<<<resident_row_grid(resident, rows), kRowWarps * 32, 0, as_cuda_stream(stream)>>>(
             dx.data_as<T>(), dweight.data_as<float>(), dbias.data_as<float>(), dout.data_as<const T>(),
             x.data_as<const T>(), weight.data_as<const T>(), mean.data_as<const float>(),
             rstd.data_as<const float>(), rows, cols);

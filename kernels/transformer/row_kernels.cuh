@@ -75,16 +75,22 @@ inline unsigned row_reduction_grid(int rows) {
   return wanted < 1024u ? wanted : 1024u;
 }
 
-// Blocks for a kernel whose warps loop over rows keeping per-column sums in registers: as many
-// as can be resident at once (more would only add per-block column writes), at most `wanted`.
+// Blocks of `kernel` that can be resident on the GPU at once. An occupancy query: call it once
+// per kernel (a static at the launch site), not per launch.
 template <class Kernel>
-unsigned resident_row_grid(Kernel kernel, int rows, std::size_t shared_bytes = 0) {
+unsigned resident_blocks(Kernel kernel, std::size_t shared_bytes = 0) {
   int device = 0, sms = 0, per_sm = 0;
   OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
   OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   OOMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowWarps * 32, shared_bytes));
+  return static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
+}
+
+// Blocks for a kernel whose warps loop over rows keeping per-column sums in registers: as many
+// as can be resident at once (more would only add per-block column writes), at most one per
+// kRowWarps rows.
+inline unsigned resident_row_grid(unsigned resident, int rows) {
   const unsigned wanted = ceil_div(static_cast<std::size_t>(rows), kRowWarps);
-  const unsigned resident = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
   return wanted < resident ? wanted : resident;
 }
 
