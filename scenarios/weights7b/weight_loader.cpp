@@ -8,6 +8,7 @@
 #include "harness/device/stream_event.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/quantize.hpp"
+#include "scenarios/weights7b/pinned_stager.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -27,8 +28,8 @@ bool is_quantised(WeightFormat format, const TensorEntry& entry) {
 }
 
 // The copy stream and the events that order it against the compute stream. Its destructor waits
-// for the copies still in flight, also on an exception. (The host side of the copies, pinned ring
-// or registered windows, is the ChunkUploader's.)
+// for the copies still in flight, also on an exception. (The host side of the copies, the pinned
+// ring, is the PinnedStager's.)
 struct CopyPipeline {
   explicit CopyPipeline(Device& device)
       : device(device),
@@ -105,7 +106,7 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
 }
 
 LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
-                          std::size_t chunk_bytes, LoadStats& stats, const HostPathConfig& host_path) {
+                          std::size_t chunk_bytes, LoadStats& stats, std::size_t host_slots) {
   const DType file_dtype = source.uniform_dtype();
   if (!is_floating(file_dtype)) {
     throw std::invalid_argument(source.label() + ": weights must be f32, bf16 or f16, not " +
@@ -127,19 +128,9 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   // A bf16 file needs no conversion: chunks go straight from pinned memory into the weights.
   const bool direct = file_dtype == DType::bf16 && format == WeightFormat::bf16;
   stats = LoadStats{};
-  stats.host_path = host_path.path;
   stats.device_staging_bytes = device_staging_bytes(source, format, chunk_bytes);
 
   CopyPipeline pipe(device);
-  const TensorEntry& last = source.tensors().back();
-  const std::uint8_t* file_begin = source.data(source.tensors().front());
-  const auto setup_start = Clock::now();
-  std::unique_ptr<ChunkUploader> uploader =
-      make_chunk_uploader(device, pipe.copy_stream, host_path, chunk_bytes, file_begin,
-                          file_begin ? source.data(last) + last.bytes() : nullptr);
-  stats.setup_seconds = seconds_since(setup_start);
-  stats.host_staging_bytes = uploader->host_staging_bytes();
-  stats.registered_bytes = uploader->registered_bytes();
   const memory::StreamHandle compute = device.stream();
   Tensor device_slot[2];
   if (!direct) {
@@ -152,6 +143,10 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
 
   memory::TagScope tag(memory::Tag::weights);
   LoadedWeights result;
+  // Declared after `result`: on an exception it is destroyed first and waits for its DMAs, which
+  // may still be writing into result's weights.
+  PinnedStager stager(device, pipe.copy_stream, chunk_bytes, host_slots);
+  stats.host_staging_bytes = stager.host_staging_bytes();
   std::size_t chunk_index = 0;
   for (const TensorEntry& entry : source.tensors()) {
     const bool quantised = is_quantised(format, entry);
@@ -160,54 +155,52 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
     Tensor scales;
     if (quantised) scales = Tensor::empty(device, {entry.shape[0]}, DType::f32);
     stats.allocate_seconds += seconds_since(allocate_start);
-    // A bf16 file's chunks are copied straight into the weight on the copy stream. No
-    // record_stream here: the weights outlive this function and its copy stream, and an event
-    // recorded on a destroyed stream at their free crashes. The handover below makes the compute
-    // stream wait for every copy before anyone can use (or free and reuse) these blocks.
-    const Tensor flat_weight = weight.view({entry.numel()});
-    const std::int64_t cols = row_length(entry);
-    const std::int64_t rows = entry.numel() / cols;
-    const std::int64_t rows_per_chunk = chunk_elements / cols;
     const std::uint8_t* file_bytes = source.data(entry);
-
-    for (std::int64_t r0 = 0; r0 < rows; r0 += rows_per_chunk, ++chunk_index) {
-      const std::int64_t r1 = std::min(rows, r0 + rows_per_chunk);
-      const std::int64_t first = r0 * cols, count = (r1 - r0) * cols;
-      const std::size_t bytes = static_cast<std::size_t>(count) * element;
-      const std::size_t slot = chunk_index % 2;
-      const std::uint8_t* src = file_bytes ? file_bytes + first * element : nullptr;
-      if (direct) {
-        uploader->upload(static_cast<std::uint8_t*>(weight.data()) + first * element, src, bytes);
-        continue;
+    if (direct) {
+      // A bf16 file's bytes go straight into the weight on the copy stream, while this thread
+      // allocates the next one. No record_stream here: the weights outlive this function and its
+      // copy stream, and an event recorded on a destroyed stream at their free crashes. The
+      // handover below makes the compute stream wait for every copy before anyone can use (or
+      // free and reuse) these blocks.
+      stager.upload(weight.data(), file_bytes, entry.bytes());
+      ++chunk_index;
+    } else {
+      const Tensor flat_weight = weight.view({entry.numel()});
+      const std::int64_t cols = row_length(entry);
+      const std::int64_t rows = entry.numel() / cols;
+      const std::int64_t rows_per_chunk = chunk_elements / cols;
+      for (std::int64_t r0 = 0; r0 < rows; r0 += rows_per_chunk, ++chunk_index) {
+        const std::int64_t r1 = std::min(rows, r0 + rows_per_chunk);
+        const std::int64_t first = r0 * cols, count = (r1 - r0) * cols;
+        const std::size_t bytes = static_cast<std::size_t>(count) * element;
+        const std::size_t slot = chunk_index % 2;
+        pipe.slot_consumed[slot].make_stream_wait(pipe.copy_stream);  // its last reader is done
+        stager.upload(device_slot[slot].data(), file_bytes ? file_bytes + first * element : nullptr, bytes);
+        stager.flush();  // the chunk's DMA is on the copy stream: the event below comes after it
+        pipe.copied[slot].record(pipe.copy_stream);
+        pipe.copied[slot].make_stream_wait(compute);
+        const Tensor staged = device_slot[slot].slice(0, count);
+        if (quantised) {
+          Tensor q_rows = weight.slice(r0, r1);
+          Tensor scale_rows = scales.slice(r0, r1);
+          ops::quantize_int8_rowwise(q_rows, scale_rows, staged.view({r1 - r0, cols}));
+        } else {
+          Tensor target = flat_weight.slice(first, first + count);
+          ops::cast(target, staged);
+        }
+        pipe.slot_consumed[slot].record(compute);
       }
-      pipe.slot_consumed[slot].make_stream_wait(pipe.copy_stream);  // its last reader is done
-      uploader->upload(device_slot[slot].data(), src, bytes);
-      pipe.copied[slot].record(pipe.copy_stream);
-      pipe.copied[slot].make_stream_wait(compute);
-      const Tensor staged = device_slot[slot].slice(0, count);
-      if (quantised) {
-        Tensor q_rows = weight.slice(r0, r1);
-        Tensor scale_rows = scales.slice(r0, r1);
-        ops::quantize_int8_rowwise(q_rows, scale_rows, staged.view({r1 - r0, cols}));
-      } else {
-        Tensor target = flat_weight.slice(first, first + count);
-        ops::cast(target, staged);
-      }
-      pipe.slot_consumed[slot].record(compute);
     }
     stats.file_bytes += entry.bytes();
     result.tensors.emplace(entry.name, std::move(weight));
     if (quantised) result.scales.emplace(entry.name, std::move(scales));
   }
   stats.chunks = chunk_index;
-  const auto release_start = Clock::now();
-  uploader->finish();  // host memory the copies read is released (windows unregistered)
-  stats.host_copy_seconds = uploader->times().host_copy;
-  stats.slot_wait_seconds = uploader->times().wait;
-  stats.register_seconds = uploader->times().register_windows;
-  stats.unregister_seconds = uploader->times().unregister_windows;
-  uploader.reset();  // the pinned ring and the thread team go
-  stats.release_seconds = seconds_since(release_start);
+  stager.finish();  // every DMA queued and done reading the pinned ring; ring and team released
+  stats.setup_seconds = stager.times().setup;
+  stats.host_copy_seconds = stager.times().host_copy;
+  stats.slot_wait_seconds = stager.times().wait;
+  stats.release_seconds = stager.times().release;
 
   // The weights are ready for compute-stream work once the copy stream's last copy is done.
   pipe.handover.record(pipe.copy_stream);

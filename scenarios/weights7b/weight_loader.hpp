@@ -3,10 +3,11 @@
 //   load_whole_file_then_cast (broken): the whole file into pageable host memory, one device
 //     upload of every f32 byte, then a bf16 copy of each tensor cast on the device. Both copies
 //     are alive at the end: 4 + 2 = 6 bytes per parameter.
-//   stream_load (fixed): tensor by tensor, chunk by chunk, from the mmap (through two pinned host
-//     buffers, or straight out of registered windows of the mapping: host_path.hpp); each chunk's copy runs on a copy stream while the compute stream casts (or
-//     quantises) the previous one out of a two-slot device staging ring. The device holds the
-//     result plus the ring: 2 bytes per parameter + 2 chunks (1 byte + scales for int8).
+//   stream_load (fixed): tensor by tensor, chunk by chunk, from the mmap through a pinned host
+//     ring (pinned_stager.hpp); each chunk's copy runs on a copy stream while the compute stream
+//     casts (or quantises) the previous one out of a two-slot device staging ring. The device
+//     holds the result plus the ring: 2 bytes per parameter + 2 chunks (1 byte + scales for
+//     int8). A bf16 file into bf16 weights needs no device ring: its bytes go straight in.
 //
 // On dry no byte is read or copied, but every allocation is made in the same order.
 #pragma once
@@ -17,7 +18,6 @@
 
 #include "kernels/core/tensor.hpp"
 #include "scenarios/weights7b/checkpoint_source.hpp"
-#include "scenarios/weights7b/host_path.hpp"
 
 namespace oomlab::scenarios::weights7b {
 
@@ -37,26 +37,19 @@ struct LoadStats {
   std::size_t chunks = 0;                // staging chunks moved (1 per tensor for the broken load)
   std::size_t device_staging_bytes = 0;  // the device ring (0 when copying straight into weights)
   std::size_t host_staging_bytes = 0;    // the pinned host ring
-  // Where a streamed load's wall time goes, on the host thread (seconds): allocating each weight,
-  // copying chunks from the file into the pinned ring, and waiting for the copy stream to give a
-  // ring slot back; setting up the host path (pinned ring, thread team) and releasing it.
-  // Whatever is left is launching and the final synchronisation.
+  // Where a streamed load's wall time goes (seconds). On the loader thread: allocating each
+  // weight. On the stager thread (pinned_stager.hpp), overlapping the allocations: making the
+  // pinned ring and thread team, copying file bytes into the ring, waiting for a DMA to give a
+  // slot back, and at the end waiting for the last DMA and releasing ring and team.
   double allocate_seconds = 0;
   double setup_seconds = 0;
-  double release_seconds = 0;
   double host_copy_seconds = 0;
-  double slot_wait_seconds = 0;  // or, for registered windows, waiting for a registration
-  // The host path (host_path.hpp) and, for registered windows, what it held and its workers'
-  // time registering and unregistering (in parallel with the copies, not on the loader thread).
-  HostPath host_path = HostPath::staged_copy;
-  std::size_t registered_bytes = 0;
-  double register_seconds = 0;
-  double unregister_seconds = 0;
+  double slot_wait_seconds = 0;
+  double release_seconds = 0;
 };
 
-// How stream_load gets file bytes to the device. THE line to change when
-// scenarios/weights7b/bench/host_path_bench picks another host path (see host_path.hpp).
-inline constexpr HostPathConfig kLoaderHostPath{HostPath::staged_copy};
+// The pinned host ring: this many slots of the chunk size.
+inline constexpr std::size_t kHostStagingSlots = 2;
 
 // Broken: needs an all-f32 checkpoint (throws std::invalid_argument naming the tensor otherwise).
 LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& source,
@@ -66,7 +59,7 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
 // row must fit in it (throws std::invalid_argument naming the tensor otherwise).
 LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
                           std::size_t chunk_bytes, LoadStats& stats,
-                          const HostPathConfig& host_path = kLoaderHostPath);
+                          std::size_t host_slots = kHostStagingSlots);
 
 // What stream_load's device ring takes for this source: 0 when the file already holds bf16 and
 // the format is bf16 (chunks are copied straight into the weights), else two chunk slots.

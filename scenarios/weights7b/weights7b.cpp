@@ -107,11 +107,6 @@ void Weights7bScenario::run(const std::string& variant, RunContext& context) con
   context.set_metric("release_seconds", stats.release_seconds);
   context.set_metric("host_copy_seconds", stats.host_copy_seconds);
   context.set_metric("slot_wait_seconds", stats.slot_wait_seconds);
-  if (stats.host_path == HostPath::registered_windows) {  // host_path.hpp; no metric change otherwise
-    context.set_metric("registered_bytes", static_cast<double>(stats.registered_bytes));
-    context.set_metric("register_seconds", stats.register_seconds);
-    context.set_metric("unregister_seconds", stats.unregister_seconds);
-  }
   context.set_metric("peak_bytes_per_parameter",
                      static_cast<double>(device.allocator().stats().allocated.peak) /
                          static_cast<double>(parameters));

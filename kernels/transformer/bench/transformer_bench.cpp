@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -205,13 +206,17 @@ void BM_Matmul(benchmark::State& state) {
                                          y.data(), CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
   };
-  double reference_ms = time_ms(reference);
-  ours();
+  ours();  // the wrapper picks its algorithm on first use
   for (auto _ : state) {
     CudaEventTimer timer(state, stream());
     ours();
   }
-  double ours_ms = time_ms(ours);
+  // The ratio from alternating rounds, best of each: neither side gets the colder GPU or clocks.
+  double reference_ms = 1e30, ours_ms = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    reference_ms = std::min(reference_ms, time_ms(reference));
+    ours_ms = std::min(ours_ms, time_ms(ours));
+  }
   double flops = 2.0 * double(M) * double(N) * double(K);
   state.counters["TFLOP/s"] = flops / (ours_ms * 1e-3) / 1e12;
   state.counters["cublas_TFLOP/s"] = flops / (reference_ms * 1e-3) / 1e12;
