@@ -1,6 +1,8 @@
 #include "scenarios/srgan_leak/srgan_leak.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "harness/leak/leak_detector.hpp"
 #include "harness/leak/leak_metrics.hpp"
@@ -9,7 +11,6 @@
 #include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "kernels/conv/reduce.hpp"
-#include "scenarios/models/srgan/losses.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
 
 namespace oomlab::scenarios {
@@ -23,12 +24,18 @@ constexpr std::uint32_t kDataSeed = 2024;
 
 using LayerMeans = std::array<float, srgan::kDiscriminatorLayers>;
 
-// One layer's mean activation as a host float: PyTorch's `feature.mean().item()`.
-float layer_mean(const Tensor& feature) {
+// Every layer's mean activation as host floats: PyTorch's `feature.mean().item()` per layer,
+// but the means are reduced into one device tensor and read back once, so the step pays one
+// blocking device sync for them instead of one per layer (each drains the GPU's queue).
+LayerMeans layer_means(const srgan::FeatureMaps& features) {
   memory::TagScope tag(memory::Tag::activations);
-  Tensor mean = Tensor::empty(feature.device(), {1}, DType::f32);
-  ops::mean(feature, mean);
-  return srgan::read_scalar(mean);
+  Tensor means = Tensor::empty(features[0].device(), {srgan::kDiscriminatorLayers}, DType::f32);
+  for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) ops::mean(features[l], means.slice(l, l + 1));
+  LayerMeans host{};
+  if (means.device().is_dry()) return host;  // no values there
+  const std::vector<float> values = means.to_host_f32();
+  std::copy(values.begin(), values.end(), host.begin());
+  return host;
 }
 
 // A device copy of the maps under Tag::retained: what `epoch_stats.append(features)` keeps alive
@@ -109,7 +116,8 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
   } else {
     hooks.on_real_features = [&](const srgan::FeatureMaps& real_features) {
       // THE FIX: reduce now, keep host scalars, let the features go with the step.
-      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) layer_sums[l] += layer_mean(real_features[l]);
+      const LayerMeans means = layer_means(real_features);
+      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) layer_sums[l] += means[l];
       ++iterations_seen;
     };
   }
@@ -118,7 +126,8 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
     if (variant == kBroken) {  // what the list was kept for: computed from every kept map
       LayerMeans sums{};
       for (const srgan::FeatureMaps& maps : epoch_stats) {
-        for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) sums[l] += layer_mean(maps[l]);
+        const LayerMeans step_means = layer_means(maps);
+        for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) sums[l] += step_means[l];
       }
       for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = sums[l] / static_cast<float>(epoch_stats.size());
     } else {

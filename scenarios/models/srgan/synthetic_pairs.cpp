@@ -5,6 +5,7 @@
 #include <cmath>
 #include <future>
 #include <random>
+#include <utility>
 
 #include "harness/memory/tags.hpp"
 #include "harness/parallel/thread_team.hpp"
@@ -129,25 +130,32 @@ SyntheticPairs::SyntheticPairs(std::uint32_t seed, int low_res_size)
 }
 
 SyntheticPairs::~SyntheticPairs() {
-  if (pending_.valid()) pending_.wait();  // the worker reads this object
+  if (pending_.valid()) pending_.wait();  // the worker writes into this object
+  try {
+    wait_for_uploads();  // a pinned staging must outlive the copy reading it
+  } catch (...) {
+    // A failed CUDA call here would be reported by the next one on the stream; a destructor
+    // must not throw.
+  }
 }
 
-HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index, DType dtype) const {
-  OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::batch: batch_size must be >= 1, got " << batch_size);
+std::size_t SyntheticPairs::low_res_bytes(int batch_size, DType dtype) const {
+  return static_cast<std::size_t>(batch_size) * low_res_size_ * low_res_size_ * kChannels * dtype_size(dtype);
+}
+
+std::size_t SyntheticPairs::high_res_bytes(int batch_size, DType dtype) const {
+  return static_cast<std::size_t>(batch_size) * high_res_size() * high_res_size() * kChannels * dtype_size(dtype);
+}
+
+void SyntheticPairs::render(int batch_size, std::int64_t index, DType dtype, unsigned char* low_res,
+                            unsigned char* high_res) const {
   const int high = high_res_size(), low = low_res_size_;
   const std::size_t image_values = static_cast<std::size_t>(high) * high * kChannels;
   const std::size_t low_values = static_cast<std::size_t>(low) * low * kChannels;
   const std::size_t row_values = static_cast<std::size_t>(high) * kChannels;
   const std::size_t low_row_values = static_cast<std::size_t>(low) * kChannels;
-  const std::size_t bytes_per_value = dtype_size(dtype);
   std::vector<float> pixels(image_values * static_cast<std::size_t>(batch_size));
   std::vector<float> low_pixels(low_values * static_cast<std::size_t>(batch_size));
-  HostImageBatch out;
-  out.batch_size = batch_size;
-  out.index = index;
-  out.dtype = dtype;
-  out.high_res.resize(pixels.size() * bytes_per_value);
-  out.low_res.resize(low_pixels.size() * bytes_per_value);
   // Each image in bands of low-resolution rows (4 high-resolution rows each), one task per
   // band: a 1024x1024 image takes ~50 ms on one core, longer than a bf16 step on the H200.
   const int bands = std::min(low, 4);
@@ -168,19 +176,80 @@ HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index, DT
     downsample_rows(image, high, kUpscale, low_y0, low_y1, low_image);
     const std::size_t first = image_values * n + row_values * low_y0 * kUpscale;
     const std::size_t last = image_values * n + row_values * low_y1 * kUpscale;
-    for (std::size_t i = first; i < last; ++i) store_value(out.high_res.data(), dtype, i, pixels[i]);
+    for (std::size_t i = first; i < last; ++i) store_value(high_res, dtype, i, pixels[i]);
     const std::size_t low_first = low_values * n + low_row_values * low_y0;
     const std::size_t low_last = low_values * n + low_row_values * low_y1;
-    for (std::size_t i = low_first; i < low_last; ++i) store_value(out.low_res.data(), dtype, i, low_pixels[i]);
+    for (std::size_t i = low_first; i < low_last; ++i) store_value(low_res, dtype, i, low_pixels[i]);
   });
+}
+
+HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index, DType dtype) const {
+  OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::host_batch: batch_size must be >= 1, got " << batch_size);
+  HostImageBatch out;
+  out.batch_size = batch_size;
+  out.index = index;
+  out.dtype = dtype;
+  out.low_res.resize(low_res_bytes(batch_size, dtype));
+  out.high_res.resize(high_res_bytes(batch_size, dtype));
+  render(batch_size, index, dtype, out.low_res.data(), out.high_res.data());
   return out;
 }
 
+void SyntheticPairs::fill(Staging& staging, int batch_size, std::int64_t index, DType dtype) const {
+  render(batch_size, index, dtype, static_cast<unsigned char*>(staging.low_res.data()),
+         static_cast<unsigned char*>(staging.high_res.data()));
+  staging.batch_size = batch_size;
+  staging.index = index;
+  staging.dtype = dtype;
+}
+
+void SyntheticPairs::wait_for_uploads() const {
+  for (const Staging& staging : staging_) {
+    if (staging.uploaded) staging.uploaded->synchronize();
+  }
+}
+
+SyntheticPairs::Staging& SyntheticPairs::claim_staging(DeviceKind kind, int batch_size, DType dtype) {
+  if (staging_kind_ != kind) {  // pinned or not, and events, depend on the device kind
+    wait_for_uploads();
+    for (Staging& staging : staging_) {
+      staging.uploaded.reset();
+      staging.low_res = HostBuffer();
+      staging.high_res = HostBuffer();
+      staging.batch_size = 0;
+    }
+    staging_kind_ = kind;
+  }
+  Staging& staging = staging_[next_staging_];
+  next_staging_ = 1 - next_staging_;
+  // Normally long finished: the upload from this staging was two batches ago.
+  if (staging.uploaded) staging.uploaded->synchronize();
+  if (!staging.uploaded) staging.uploaded.emplace(kind);
+  staging.batch_size = 0;
+  // Grown only, so the pinned allocation (slow: it maps and locks pages) is made once per size.
+  const std::size_t low_bytes = low_res_bytes(batch_size, dtype), high_bytes = high_res_bytes(batch_size, dtype);
+  if (staging.low_res.bytes() < low_bytes) staging.low_res = HostBuffer(kind, low_bytes);
+  if (staging.high_res.bytes() < high_bytes) staging.high_res = HostBuffer(kind, high_bytes);
+  return staging;
+}
+
+SyntheticPairs::Staging* SyntheticPairs::finish_prefetch() {
+  if (!pending_.valid()) return nullptr;
+  Staging* staging = std::exchange(prefetched_, nullptr);
+  pending_.get();  // rethrows what the worker threw
+  return staging;
+}
+
 void SyntheticPairs::prefetch(const Device& device, int batch_size, std::int64_t index, DType dtype) {
+  OOMLAB_CHECK(batch_size >= 1, "SyntheticPairs::prefetch: batch_size must be >= 1, got " << batch_size);
   if (device.is_dry()) return;
-  if (pending_.valid()) pending_.wait();
+  finish_prefetch();
+  // Claimed here, not on the worker: the CUDA calls (event wait, pinned allocation) stay on the
+  // thread that owns the device.
+  Staging& staging = claim_staging(device.kind(), batch_size, dtype);
+  prefetched_ = &staging;
   pending_ = std::async(std::launch::async,
-                        [this, batch_size, index, dtype] { return host_batch(batch_size, index, dtype); });
+                        [this, &staging, batch_size, index, dtype] { fill(staging, batch_size, index, dtype); });
 }
 
 ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t index, DType dtype) {
@@ -193,13 +262,18 @@ ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t in
   batch.low_res = Tensor::empty(device, low_shape, dtype);
   batch.high_res = Tensor::empty(device, high_shape, dtype);
   if (device.is_dry()) return batch;
-  HostImageBatch pixels;
-  if (pending_.valid()) pixels = pending_.get();
-  if (pixels.batch_size != batch_size || pixels.index != index || pixels.dtype != dtype) {
-    pixels = host_batch(batch_size, index, dtype);
+  Staging* staging = finish_prefetch();
+  if (staging == nullptr || staging_kind_ != device.kind() || !staging->holds(batch_size, index, dtype)) {
+    staging = &claim_staging(device.kind(), batch_size, dtype);
+    fill(*staging, batch_size, index, dtype);
   }
-  batch.low_res.copy_from_host(pixels.low_res.data(), pixels.low_res.size());
-  batch.high_res.copy_from_host(pixels.high_res.data(), pixels.high_res.size());
+  // Ordered before every kernel of the step on the same stream; the staging is not rewritten
+  // until `uploaded` has passed (claim_staging waits for it).
+  const CopyKind kind = device.is_cuda() ? CopyKind::host_to_device : CopyKind::host_to_host;
+  device.copy_async(batch.low_res.data(), staging->low_res.data(), batch.low_res.nbytes(), kind, device.stream());
+  device.copy_async(batch.high_res.data(), staging->high_res.data(), batch.high_res.nbytes(), kind,
+                    device.stream());
+  staging->uploaded->record(device.stream());
   return batch;
 }
 

@@ -1,6 +1,7 @@
 // The synthetic image pairs: seeded, image-like (not flat, with edges), low = box average of high.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include "harness/memory/tags.hpp"
 #include "kernels/core/host_values.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
+#include "scenarios/models/srgan/tests/staged_upload_check.hpp"
 
 namespace oomlab::srgan {
 namespace {
@@ -71,11 +73,56 @@ TEST(SyntheticPairs, PrefetchedBatchesEqualTheOnesMadeOnDemand) {
   abandoned.prefetch(device, 4, 0, DType::f32);
 }
 
+// A training loop's pattern (batch i, then prefetch i+1) cycles the two stagings; a size or
+// dtype change grows or reuses them; a batch nobody prefetched is rendered on demand. Every
+// batch holds exactly host_batch's bytes.
+TEST(SyntheticPairs, StagedUploadsHoldTheHostBatchBytes) {
+  Device device(DeviceKind::host, memory::AllocatorConfig{});
+  SyntheticPairs pairs(11, 8);
+  struct Request { int batch_size; std::int64_t index; DType dtype; };
+  const std::vector<Request> requests = {{2, 0, DType::bf16}, {2, 1, DType::bf16}, {2, 2, DType::bf16},
+                                         {4, 3, DType::bf16}, {4, 4, DType::f32},  {1, 5, DType::f32},
+                                         {3, 6, DType::f16}};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Request& r = requests[i];
+    const ImageBatch batch = pairs.batch(device, r.batch_size, r.index, r.dtype);
+    if (i + 1 < requests.size() && i != 4) {  // batch 5 is made on demand
+      pairs.prefetch(device, requests[i + 1].batch_size, requests[i + 1].index, requests[i + 1].dtype);
+    }
+    expect_batch_is_host_batch(batch, 11, 8, r.batch_size, r.index, r.dtype);
+  }
+}
+
+// Staging memory is host memory, not the device's: prefetching leaves the allocator's event
+// sequence as it was, and host and dry see the same one (the dry predictions stay exact).
+TEST(SyntheticPairs, StagingLeavesTheDeviceAllocationsUnchanged) {
+  auto run = [](DeviceKind kind, bool prefetch) {
+    auto device = std::make_unique<Device>(kind, memory::AllocatorConfig{});
+    SyntheticPairs pairs(5, 8);
+    for (int step = 0; step < 4; ++step) {
+      const ImageBatch batch = pairs.batch(*device, 2 + step % 2, step, DType::bf16);
+      if (prefetch) pairs.prefetch(*device, 2 + (step + 1) % 2, step + 1, DType::bf16);
+    }
+    return device;
+  };
+  const auto on_demand = run(DeviceKind::host, false), prefetched = run(DeviceKind::host, true),
+             dry = run(DeviceKind::dry, true);
+  const auto& want = on_demand->allocator().trace().events();
+  ASSERT_GE(want.size(), 16u);
+  for (Device* device : {prefetched.get(), dry.get()}) {
+    const auto& got = device->allocator().trace().events();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(got[i].same_as(want[i])) << "event " << i;
+  }
+}
+
 TEST(SyntheticPairs, RejectsBadSizes) {
   EXPECT_THROW(SyntheticPairs(1, 0), std::invalid_argument);
   EXPECT_THROW(box_downsample(std::vector<float>(10 * 10 * 3), 1, 10, 4), std::invalid_argument);
   Device device(DeviceKind::dry, memory::AllocatorConfig{});
   EXPECT_THROW(SyntheticPairs(1, 4).batch(device, 0, 0, DType::f32), std::invalid_argument);
+  Device host(DeviceKind::host, memory::AllocatorConfig{});
+  EXPECT_THROW(SyntheticPairs(1, 4).prefetch(host, -1, 0, DType::f32), std::invalid_argument);
 }
 
 }  // namespace
