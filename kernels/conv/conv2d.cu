@@ -9,6 +9,8 @@
 //   backward-weight, computed as dw^T:       M = r*s*c  N = k  Kd = n*p*q   A = x taps  B = dy
 // Backward-weight splits Kd into fixed ranges (plan_wgrad), each writing its own f32 partial,
 // summed in order afterwards: deterministic, no atomics.
+// With <= 4 channels on one side (the SR-GAN's RGB convs) backward-weight skips the GEMM: see
+// wgrad_small_channels.cuh (f32 FMAs over staged tiles, into the same split partials).
 //
 // Tile shapes (every dtype on tensor cores, f32 as TF32; warp tiles of 64x32 where the shape allows):
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 256x64 (4x2); N > 8: 256x16
@@ -23,6 +25,7 @@
 #include "kernels/conv/implicit_gemm.cuh"
 #include "kernels/conv/index_map.cuh"
 #include "kernels/conv/reduce_kernels.cuh"
+#include "kernels/conv/wgrad_small_channels.cuh"
 #include "kernels/core/check.hpp"
 
 namespace oomlab::ops::detail {
@@ -256,6 +259,23 @@ bool vectorisable(const void* base, std::int64_t run, std::size_t element_bytes)
 
 int as_int(std::int64_t value) { return static_cast<int>(value); }  // extents checked on the host
 
+// dw^T partials of every split on tensor cores: plan.splits ranges of plan.rows_per_split dy rows.
+template <class T>
+void launch_backward_weight_gemm(const Conv2dGeometry& g, const void* x, const void* dy, float* workspace,
+                                 const WgradPlan& plan, cudaStream_t stream) {
+  BackwardWeightGemm<T> view{};
+  view.a = static_cast<const T*>(x);
+  view.b = static_cast<const T*>(dy);
+  view.out = workspace;
+  view.M = as_int(g.r * g.s * g.c), view.N = as_int(g.k), view.Kd = as_int(g.n * g.p * g.q);
+  view.vector_out = vectorisable(workspace, view.M, sizeof(float));
+  view.H = as_int(g.h), view.W = as_int(g.w), view.C = as_int(g.c), view.stride = g.stride, view.pad = g.pad;
+  view.div_c = FastDivmod(as_int(g.c)), view.div_s = FastDivmod(as_int(g.s));
+  view.div_q = FastDivmod(as_int(g.q)), view.div_p = FastDivmod(as_int(g.p));
+  launch_weight_gemm<BackwardWeightGemm<T>, T>(view, vectorisable(x, g.c, sizeof(T)), vectorisable(dy, g.k, sizeof(T)),
+                                               as_int(plan.rows_per_split), as_int(plan.splits), stream);
+}
+
 }  // namespace
 
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
@@ -320,20 +340,15 @@ void conv2d_backward_weight_cuda(DType dtype, const Conv2dGeometry& g, const voi
   dispatch_float(dtype, "conv2d_backward_weight", [&](auto zero) {
     using T = decltype(zero);
     const cudaStream_t cuda_stream = as_cuda_stream(stream);
-    BackwardWeightGemm<T> view{};
-    view.a = static_cast<const T*>(x);
-    view.b = static_cast<const T*>(dy);
-    view.out = workspace;
-    view.M = as_int(g.r * g.s * g.c), view.N = as_int(g.k), view.Kd = as_int(g.n * g.p * g.q);
-    view.vector_out = vectorisable(workspace, view.M, sizeof(float));
-    view.H = as_int(g.h), view.W = as_int(g.w), view.C = as_int(g.c), view.stride = g.stride, view.pad = g.pad;
-    view.div_c = FastDivmod(as_int(g.c)), view.div_s = FastDivmod(as_int(g.s));
-    view.div_q = FastDivmod(as_int(g.q)), view.div_p = FastDivmod(as_int(g.p));
-    launch_weight_gemm<BackwardWeightGemm<T>, T>(view, vectorisable(x, g.c, sizeof(T)),
-                                                 vectorisable(dy, g.k, sizeof(T)),
-                                                 as_int(plan.rows_per_split), as_int(plan.splits), cuda_stream);
     const std::int64_t weights = g.k * g.r * g.s * g.c;
-    launch_index_map(SumSplits<T>{workspace, plan.splits, weights, static_cast<T*>(dw)}, weights, cuda_stream);
+    if (small_channel_wgrad_applies(g)) {
+      const int written = launch_small_channel_wgrad(g, static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                     workspace, as_int(plan.splits), cuda_stream);
+      launch_index_map(SumSplits<T>{workspace, written, weights, static_cast<T*>(dw)}, weights, cuda_stream);
+    } else {
+      launch_backward_weight_gemm<T>(g, x, dy, workspace, plan, cuda_stream);
+      launch_index_map(SumSplits<T>{workspace, plan.splits, weights, static_cast<T*>(dw)}, weights, cuda_stream);
+    }
     if (dbias != nullptr) {
       launch_channel_sum(static_cast<const T*>(dy), g.n * g.p * g.q, g.k, 1.0f,
                          workspace + plan.weight_partial_floats, static_cast<T*>(dbias), cuda_stream);

@@ -17,7 +17,8 @@
 // m16n8k16, f32 accumulate, a 3-4 stage cp.async pipeline); f32 runs on TF32 tensor cores
 // (operands rounded to a 10-bit mantissa, f32 accumulate: what cuDNN and PyTorch do for f32
 // convolutions by default), so f32 results on cuda differ from the host's exact f32 by ~1e-3
-// relative. Results are deterministic (no atomics).
+// relative. Backward-weight with <= 4 channels on one side (the RGB convs) runs as f32 FMAs
+// instead (wgrad_small_channels.cuh), exact f32 products. Results are deterministic (no atomics).
 #pragma once
 #include <cstddef>
 #include <cstdint>

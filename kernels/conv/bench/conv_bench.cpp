@@ -5,7 +5,8 @@
 //   ./conv_bench --benchmark_out=conv.json --benchmark_out_format=json
 // Last H200 run (commit b639938, mma.sync kernels), ours / cuDNN ms and vs_cudnn, total of the
 // three passes: 64->64 256^2 0.398 / 0.253 (0.64); 64->256 512^2 5.27 / 1.39 (0.26);
-// 64->3 1024^2 4.71 / 2.25 (0.48).
+// 64->3 1024^2 4.71 / 2.25 (0.48). Problems 2 and 3 (the RGB convs) run backward-weight through
+// the small-channel kernel (wgrad_small_channels.cuh): --benchmark_filter='problem:[23]/pass:2'.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
@@ -37,13 +38,17 @@ using oomlab::ops::Conv2dParams;
 
 struct Problem {
   std::int64_t n, h, w, c, k, r;
+  Conv2dParams params;
   const char* name;
 };
-// The SR-GAN's convs at full scale: residual blocks, the upsampling conv, the RGB output conv.
-const Problem kProblems[] = {{4, 256, 256, 64, 64, 3, "B4 64->64 3x3 256x256"},
-                            {4, 512, 512, 64, 256, 3, "B4 64->256 3x3 512x512"},
-                            {4, 1024, 1024, 64, 3, 3, "B4 64->3 3x3 1024x1024"}};
-constexpr Conv2dParams kParams{1, 1};  // 3x3, stride 1, padding 1: same-size output
+// The SR-GAN's convs at full scale: residual blocks, the upsampling conv, the RGB output conv
+// (3x3, stride 1, padding 1: same-size output), and the discriminator's RGB input conv (4x4,
+// stride 2: 1024x1024 -> 512x512; its backward-weight is the small-channel kernel's other case).
+const Problem kProblems[] = {{4, 256, 256, 64, 64, 3, {1, 1}, "B4 64->64 3x3 256x256"},
+                            {4, 512, 512, 64, 256, 3, {1, 1}, "B4 64->256 3x3 512x512"},
+                            {4, 1024, 1024, 64, 3, 3, {1, 1}, "B4 64->3 3x3 1024x1024"},
+                            {4, 1024, 1024, 3, 64, 4, {2, 1}, "B4 3->64 4x4 s2 1024x1024"}};
+constexpr int kProblemCount = static_cast<int>(sizeof(kProblems) / sizeof(kProblems[0]));
 
 enum Pass : int { kForward, kBackwardData, kBackwardWeight, kTotal };
 const char* pass_name(int pass) {
@@ -93,8 +98,8 @@ struct CudnnConv {
                                            int(p.k), int(y.dim(1)), int(y.dim(2))));
     CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, int(p.k),
                                            int(p.c), int(p.r), int(p.r)));
-    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc, kParams.padding, kParams.padding,
-                                                kParams.stride, kParams.stride, 1, 1,
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc, p.params.padding, p.params.padding,
+                                                p.params.stride, p.params.stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc, CUDNN_TENSOR_OP_MATH));
     (void)x;
@@ -164,6 +169,7 @@ struct CudnnConv {
 // The tensors of one problem (kept while consecutive benchmarks use it), and cuDNN's times.
 struct Workload {
   int problem = -1;
+  Conv2dParams params;
   Tensor x, w, y, dx, dw;
 #if OOMLAB_HAVE_CUDNN
   std::unique_ptr<CudnnConv> cudnn;
@@ -171,10 +177,10 @@ struct Workload {
   double cudnn_ms[4] = {0, 0, 0, 0};
 
   void run_ours(int pass) {
-    if (pass == kForward || pass == kTotal) oomlab::ops::conv2d_forward(x, w, Tensor(), y, kParams);
-    if (pass == kBackwardData || pass == kTotal) oomlab::ops::conv2d_backward_data(y, w, dx, kParams);
+    if (pass == kForward || pass == kTotal) oomlab::ops::conv2d_forward(x, w, Tensor(), y, params);
+    if (pass == kBackwardData || pass == kTotal) oomlab::ops::conv2d_backward_data(y, w, dx, params);
     if (pass == kBackwardWeight || pass == kTotal) {
-      oomlab::ops::conv2d_backward_weight(x, y, dw, Tensor(), kParams);
+      oomlab::ops::conv2d_backward_weight(x, y, dw, Tensor(), params);
     }
   }
 };
@@ -186,7 +192,7 @@ Workload& workload_for(int problem) {
   workload = Workload();  // frees the previous problem's tensors first
   const Problem& p = kProblems[problem];
   const oomlab::Shape x_shape{p.n, p.h, p.w, p.c}, w_shape{p.k, p.r, p.r, p.c};
-  const oomlab::Shape y_shape = oomlab::ops::conv2d_output_shape(x_shape, w_shape, kParams);
+  const oomlab::Shape y_shape = oomlab::ops::conv2d_output_shape(x_shape, w_shape, p.params);
   workload.x = Tensor::empty(device, x_shape, DType::bf16);
   workload.w = Tensor::empty(device, w_shape, DType::bf16);
   workload.y = Tensor::empty(device, y_shape, DType::bf16);
@@ -196,6 +202,7 @@ Workload& workload_for(int problem) {
   workload.w.fill(0.25);
   workload.y.fill(0.125);
   workload.problem = problem;
+  workload.params = p.params;
 #if OOMLAB_HAVE_CUDNN
   workload.cudnn = std::make_unique<CudnnConv>(p, workload.x, workload.w, workload.y);
   for (int pass = 0; pass < 4; ++pass) {
@@ -208,7 +215,9 @@ Workload& workload_for(int problem) {
 }
 
 double pass_flops(const Problem& p, int pass) {
-  const double one = 2.0 * p.n * p.h * p.w * p.k * p.r * p.r * p.c;  // same-size output
+  const std::int64_t out_h = (p.h + 2 * p.params.padding - p.r) / p.params.stride + 1;
+  const std::int64_t out_w = (p.w + 2 * p.params.padding - p.r) / p.params.stride + 1;
+  const double one = 2.0 * p.n * out_h * out_w * p.k * p.r * p.r * p.c;
   return pass == kTotal ? 3 * one : one;
 }
 
@@ -256,7 +265,7 @@ void BM_conv2d_cudnn(benchmark::State& state) {
 #endif
 
 void all_problems_and_passes(benchmark::internal::Benchmark* b) {
-  for (int problem = 0; problem < 3; ++problem)
+  for (int problem = 0; problem < kProblemCount; ++problem)
     for (int pass = 0; pass < 4; ++pass) b->Args({problem, pass});
   b->ArgNames({"problem", "pass"})->UseManualTime()->Unit(benchmark::kMillisecond);
 }

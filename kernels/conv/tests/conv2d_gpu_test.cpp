@@ -2,7 +2,7 @@
 // CPU reference on seeded random data, for f32, bf16 and f16 and shapes that exercise every path:
 // odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), every tile
 // shape (narrow 8/16-wide, 64-wide, 128x128), tails of every tile dim, 3x3 and 4x4, stride 1
-// and 2, padding 0-2.
+// and 2, padding 0-2. Backward-weight with <= 4 channels on one side has its own suite below.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,11 +32,14 @@ std::ostream& operator<<(std::ostream& out, const ConvCase& c) {
 // terms. f32 runs on TF32 tensor cores (cuDNN's default): each operand is rounded to a 10-bit
 // mantissa (relative 2^-11), so each product carries ~1e-4 of error on these [-1, 1) inputs and
 // the sum's error grows as sqrt(terms): 1e-3 * sqrt(terms) is > 7 standard deviations.
-testing::Tolerance conv_tolerance(DType dtype, std::int64_t terms) {
-  if (dtype == DType::f32) return {1e-3 * std::sqrt(static_cast<double>(terms)), 1e-3};
+testing::Tolerance exact_products_tolerance(DType dtype, std::int64_t terms) {
   testing::Tolerance tol = testing::tolerance_for(dtype);
   tol.atol += 2e-7 * static_cast<double>(terms);
   return tol;
+}
+testing::Tolerance conv_tolerance(DType dtype, std::int64_t terms) {
+  if (dtype == DType::f32) return {1e-3 * std::sqrt(static_cast<double>(terms)), 1e-3};
+  return exact_products_tolerance(dtype, terms);
 }
 
 class Conv2dGpu : public ::testing::TestWithParam<ConvCase> {};
@@ -144,6 +147,90 @@ TEST(Conv2dGpuLarge, BackwardWeightWithManySplitsIsDeterministic) {
   EXPECT_TRUE(testing::all_close(db1.to_host_f32(), db_ref.to_host_f32(),
                                  conv_tolerance(DType::bf16, 16384), "dbias bf16 (4,64,64,32)"));
 }
+
+// Backward-weight with <= 4 channels on one side skips the GEMM (wgrad_small_channels.cuh): the
+// narrow side is c (x) when c <= 4, else k (dy, staged dilated for stride > 1). Cases: each
+// narrow count 1-4, narrow c and narrow k at stride 1 and 2, 1x1/3x3/4x4/5x5, odd images
+// (partial 8 x 32 tiles), batch 1 and 3, wide channels that fill 16-channel chunks partly (16-byte
+// loads: multiples of 8 bf16/f16 or 4 f32; element loads otherwise), with and without bias, and
+// tile counts that the split partials do not divide evenly.
+struct WgradCase {
+  ConvCase conv;
+  bool bias;
+};
+std::ostream& operator<<(std::ostream& out, const WgradCase& c) {
+  return out << c.conv << (c.bias ? " with bias" : " without bias");
+}
+
+class Conv2dGpuNarrowWgrad : public ::testing::TestWithParam<WgradCase> {};
+
+TEST_P(Conv2dGpuNarrowWgrad, MatchesReferenceAndRepeatsBitwise) {
+  OOMLAB_REQUIRE_GPU();
+  const WgradCase& wc = GetParam();
+  const ConvCase& c = wc.conv;
+  Device host(DeviceKind::host, {});
+  Device cuda(DeviceKind::cuda, {});
+  const Shape y_shape = conv2d_output_shape(c.x, c.w, c.params);
+  const Shape b_shape{c.w[0]};
+  Tensor x = testing::random_tensor(host, c.x, c.dtype, 201);
+  Tensor dy = testing::random_tensor(host, y_shape, c.dtype, 202);
+  Tensor dw_ref = Tensor::empty(host, c.w, c.dtype);
+  Tensor db_ref = wc.bias ? Tensor::empty(host, b_shape, c.dtype) : Tensor();
+  conv2d_backward_weight(x, dy, dw_ref, db_ref, c.params);
+
+  Tensor gx = testing::copy_to(cuda, x), gdy = testing::copy_to(cuda, dy);
+  Tensor dw1 = Tensor::empty(cuda, c.w, c.dtype), dw2 = Tensor::empty(cuda, c.w, c.dtype);
+  Tensor db1 = wc.bias ? Tensor::empty(cuda, b_shape, c.dtype) : Tensor();
+  Tensor db2 = wc.bias ? Tensor::empty(cuda, b_shape, c.dtype) : Tensor();
+  for (Tensor* t : {&dw1, &dw2, &db1, &db2}) {
+    if (t->defined()) t->fill(std::nan(""));  // an element never written cannot pass
+  }
+  conv2d_backward_weight(gx, gdy, dw1, db1, c.params);
+  conv2d_backward_weight(gx, gdy, dw2, db2, c.params);
+  cuda.synchronize();
+
+  // This path multiplies f32 exactly (no TF32), so f32 too gets the bf16/f16 rule: one rounding
+  // plus the f32 summation allowance (TF32 products, ~1e-4 each, would fail it).
+  const std::int64_t npq = y_shape[0] * y_shape[1] * y_shape[2];
+  EXPECT_TRUE(testing::all_close(dw1.to_host_f32(), dw_ref.to_host_f32(),
+                                 exact_products_tolerance(c.dtype, npq), "backward-weight dw"))
+      << wc;
+  EXPECT_EQ(dw1.to_host_f32(), dw2.to_host_f32()) << "dw differs between two runs: " << wc;
+  if (wc.bias) {
+    EXPECT_TRUE(testing::all_close(db1.to_host_f32(), db_ref.to_host_f32(),
+                                   conv_tolerance(c.dtype, npq), "backward-weight dbias"))
+        << wc;
+    EXPECT_EQ(db1.to_host_f32(), db2.to_host_f32()) << "dbias differs between two runs: " << wc;
+  }
+}
+
+std::vector<WgradCase> narrow_wgrad_cases() {
+  const std::vector<std::pair<std::pair<Shape, Shape>, Conv2dParams>> shapes = {
+      // narrow c (x): the discriminator's RGB input conv and the generator's first conv
+      {{{3, 37, 29, 3}, {64, 4, 4, 3}}, {2, 1}},    // 4x4 s2, batch 3, 4 full chunks
+      {{{1, 37, 29, 3}, {40, 3, 3, 3}}, {1, 1}},    // 3x3 s1, batch 1, last chunk half full
+      {{{2, 100, 70, 3}, {24, 3, 3, 3}}, {1, 1}},   // 78 tiles over 55 partials (uneven)
+      {{{1, 21, 19, 2}, {7, 5, 5, 2}}, {1, 2}},     // 5x5 (25 taps), 7 wide channels (elements)
+      {{{2, 9, 11, 4}, {5, 1, 1, 4}}, {1, 0}},      // 1x1: one tap, 256 pixel groups
+      {{{1, 13, 17, 1}, {16, 3, 3, 1}}, {2, 0}},    // one channel, stride 2 without padding
+      {{{1, 9, 11, 3}, {3, 3, 3, 3}}, {2, 1}},      // 3 -> 3 (both narrow: narrow c)
+      // narrow k (dy): the generator's RGB output conv and the discriminator's head
+      {{{3, 37, 29, 64}, {3, 3, 3, 64}}, {1, 1}},   // 64 -> 3 3x3 s1, batch 3 (uneven split)
+      {{{1, 37, 29, 24}, {3, 4, 4, 24}}, {2, 1}},   // 4x4 s2: dilated dy
+      {{{1, 23, 31, 20}, {1, 3, 3, 20}}, {1, 1}},   // k = 1; 20 channels: bf16/f16 elements
+      {{{2, 15, 13, 9}, {4, 3, 3, 9}}, {2, 1}},     // k = 4, 9 channels (elements), stride 2
+      {{{1, 12, 40, 32}, {2, 3, 3, 32}}, {1, 0}},   // k = 2, no padding, two tile columns
+  };
+  std::vector<WgradCase> cases;
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (const auto& [xw, params] : shapes) {
+      for (bool bias : {false, true}) cases.push_back({{xw.first, xw.second, params, dtype}, bias});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpuNarrowWgrad, ::testing::ValuesIn(narrow_wgrad_cases()));
 
 }  // namespace
 }  // namespace oomlab::ops
