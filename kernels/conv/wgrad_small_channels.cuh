@@ -80,6 +80,9 @@ __global__ void __launch_bounds__(kSmallWgradThreads, 2)
   float* narrow_cells = wide_tile + kSmallWgradTilePositions * kSmallWgradWideStride;
   constexpr int kVec = 16 / sizeof(T);                  // elements in a 16-byte load
   constexpr int kVecsPerPosition = kSmallWgradChunk / kVec;
+  constexpr int kWideLoads = kSmallWgradTilePositions * kVecsPerPosition / kSmallWgradThreads;
+  static_assert(kWideLoads * kSmallWgradThreads == kSmallWgradTilePositions * kVecsPerPosition,
+                "every thread stages the same number of wide vectors");
 
   const int tid = threadIdx.x;
   const int chunk0 = blockIdx.x * kSmallWgradChunk;
@@ -110,33 +113,42 @@ __global__ void __launch_bounds__(kSmallWgradThreads, 2)
     const int row0 = tile_y * kSmallWgradTileRows, col0 = tile_x * kSmallWgradTileCols;
     __syncthreads();  // the previous tile's reads are done
 
-    // Wide: 256 positions x 16 channels, zero past the image and past the channels.
-    for (int v = tid; v < kSmallWgradTilePositions * kVecsPerPosition; v += kSmallWgradThreads) {
+    // Wide: 256 positions x 16 channels, zero past the image and past the channels. All of a
+    // thread's loads are issued before the first conversion, so they are in flight together.
+    float values[kWideLoads][kVec];
+#pragma unroll
+    for (int load = 0; load < kWideLoads; ++load) {
+      const int v = tid + load * kSmallWgradThreads;
       const int position = v / kVecsPerPosition, part = v % kVecsPerPosition;
       const int row = row0 + position / kSmallWgradTileCols, col = col0 + position % kSmallWgradTileCols;
       const int channel = chunk0 + part * kVec;
-      float values[kVec];
+      Pack128<T> pack;
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) values[e] = 0.0f;
+      for (int e = 0; e < kVec; ++e) pack.values[e] = from_f32<T>(0.0f);
       if (row < params.wide_h && col < params.wide_w && channel < params.wide_channels) {
         const T* source = params.wide +
                           ((static_cast<std::int64_t>(image) * params.wide_h + row) * params.wide_w + col) *
                               params.wide_channels + channel;
         if (params.vector_wide) {  // wide_channels % kVec == 0: the whole vector is in range
-          const Pack128<T> pack = load128(source);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) values[e] = to_f32(pack.values[e]);
+          pack = load128(source);
         } else {
 #pragma unroll
           for (int e = 0; e < kVec; ++e) {
-            if (channel + e < params.wide_channels) values[e] = to_f32(source[e]);
+            if (channel + e < params.wide_channels) pack.values[e] = source[e];
           }
         }
       }
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) values[load][e] = to_f32(pack.values[e]);
+    }
+#pragma unroll
+    for (int load = 0; load < kWideLoads; ++load) {
+      const int v = tid + load * kSmallWgradThreads;
+      const int position = v / kVecsPerPosition, part = v % kVecsPerPosition;
       float4* destination = reinterpret_cast<float4*>(wide_tile + position * kSmallWgradWideStride + part * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; e += 4) {
-        destination[e / 4] = make_float4(values[e], values[e + 1], values[e + 2], values[e + 3]);
+        destination[e / 4] = make_float4(values[load][e], values[load][e + 1], values[load][e + 2], values[load][e + 3]);
       }
     }
 
