@@ -69,16 +69,15 @@ struct Ring {
 
 }  // namespace
 
-PinnedStager::PinnedStager(Device& device, memory::StreamHandle copy_stream, std::size_t slot_bytes,
-                           std::size_t slots)
+PinnedStager::PinnedStager(Device& device, memory::StreamHandle copy_stream, RingShape ring)
     : device_(device),
       copy_stream_(copy_stream),
-      slot_bytes_(slot_bytes),
-      slots_(slots),
+      slot_bytes_(ring.slot_bytes),
+      slots_(ring.slots),
       cuda_device_(current_cuda_device(device)) {
-  if (slots < 2 || slot_bytes == 0) {
+  if (slots_ < 2 || slot_bytes_ == 0) {
     throw std::invalid_argument("pinned staging ring: needs at least 2 slots of at least 1 byte (got " +
-                                std::to_string(slots) + " of " + std::to_string(slot_bytes) + " bytes)");
+                                std::to_string(slots_) + " of " + std::to_string(slot_bytes_) + " bytes)");
   }
   thread_ = std::thread([this] { stage(); });
 }

@@ -14,6 +14,11 @@
 //     next matrix wait for the DMA before it: 0.099 s of slot waits in a 0.52 s load (a510014);
 //   - making the pinned ring and the team (0.066 s) and allocating the weights (0.049 s) ran
 //     before and between the copies on the loader thread; here both overlap them.
+//   - the ring's shape (load_bench, 1ff8490, best of 3 loads): 2 x 64 MiB 38.7 GB/s, 3 x 64 25.8,
+//     2 x 32 43.5, 3 x 16 42.9, 4 x 16 42.9, 2 x 16 38.7. cudaHostAlloc costs ~0.6 ms per MiB
+//     (and holds up the weight allocations meanwhile), and the team's copy into a small ring is
+//     faster (0.23 s against 0.27-0.38 s for 128-256 MiB rings: the ring stays in the CPU's
+//     cache); two 16 MiB slots are too few to hide the DMA (0.03-0.06 s of slot waits).
 //
 // On host devices "DMA" is a memcpy and events are inert; on dry nothing is read or copied (the
 // ring has no memory), so the stager only runs the same sequence.
@@ -27,6 +32,7 @@
 #include <thread>
 
 #include "harness/device/device.hpp"
+#include "harness/memory/size.hpp"
 
 namespace oomlab::scenarios::weights7b {
 
@@ -38,11 +44,16 @@ struct StagerTimes {
   double release = 0;    // freeing the ring and the team
 };
 
+struct RingShape {
+  std::size_t slot_bytes;
+  std::size_t slots;
+};
+inline constexpr RingShape kDefaultRing{16 * MiB, 3};  // see the measurements above
+
 class PinnedStager {
  public:
-  // A ring of `slots` pinned buffers of `slot_bytes`. Throws std::invalid_argument for fewer than
-  // two slots or empty ones.
-  PinnedStager(Device& device, memory::StreamHandle copy_stream, std::size_t slot_bytes, std::size_t slots);
+  // Throws std::invalid_argument for fewer than two slots or empty ones.
+  PinnedStager(Device& device, memory::StreamHandle copy_stream, RingShape ring);
   // Without finish() (the loader failed): drops queued copies, waits for the ones in flight.
   ~PinnedStager();
   PinnedStager(const PinnedStager&) = delete;

@@ -8,7 +8,6 @@
 #include "harness/device/stream_event.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "scenarios/weights7b/pinned_stager.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -106,7 +105,7 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
 }
 
 LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
-                          std::size_t chunk_bytes, LoadStats& stats, std::size_t host_slots) {
+                          std::size_t chunk_bytes, LoadStats& stats, const RingShape& ring) {
   const DType file_dtype = source.uniform_dtype();
   if (!is_floating(file_dtype)) {
     throw std::invalid_argument(source.label() + ": weights must be f32, bf16 or f16, not " +
@@ -145,7 +144,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   LoadedWeights result;
   // Declared after `result`: on an exception it is destroyed first and waits for its DMAs, which
   // may still be writing into result's weights.
-  PinnedStager stager(device, pipe.copy_stream, chunk_bytes, host_slots);
+  PinnedStager stager(device, pipe.copy_stream, ring);
   stats.host_staging_bytes = stager.host_staging_bytes();
   std::size_t chunk_index = 0;
   for (const TensorEntry& entry : source.tensors()) {

@@ -18,6 +18,7 @@
 
 #include "kernels/core/tensor.hpp"
 #include "scenarios/weights7b/checkpoint_source.hpp"
+#include "scenarios/weights7b/pinned_stager.hpp"
 
 namespace oomlab::scenarios::weights7b {
 
@@ -48,18 +49,16 @@ struct LoadStats {
   double release_seconds = 0;
 };
 
-// The pinned host ring: this many slots of the chunk size.
-inline constexpr std::size_t kHostStagingSlots = 2;
 
 // Broken: needs an all-f32 checkpoint (throws std::invalid_argument naming the tensor otherwise).
 LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& source,
                                         LoadStats& stats);
 
-// Fixed: any f32/bf16/f16 checkpoint. `chunk_bytes` is one staging slot (host and device); a
-// row must fit in it (throws std::invalid_argument naming the tensor otherwise).
+// Fixed: any f32/bf16/f16 checkpoint. `chunk_bytes` is one slot of the device ring (what a cast
+// or quantise kernel reads at once); a row must fit in it (throws std::invalid_argument naming
+// the tensor otherwise). `ring` is the pinned host ring (pinned_stager.hpp).
 LoadedWeights stream_load(Device& device, const CheckpointSource& source, WeightFormat format,
-                          std::size_t chunk_bytes, LoadStats& stats,
-                          std::size_t host_slots = kHostStagingSlots);
+                          std::size_t chunk_bytes, LoadStats& stats, const RingShape& ring = kDefaultRing);
 
 // What stream_load's device ring takes for this source: 0 when the file already holds bf16 and
 // the format is bf16 (chunks are copied straight into the weights), else two chunk slots.

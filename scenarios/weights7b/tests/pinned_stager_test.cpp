@@ -41,7 +41,7 @@ TEST(PinnedStager, PackedCopiesOfAnySizeArriveIntact) {
     for (const std::size_t slot_bytes : {4096u + 3u, 64u * 1024u}) {
       // Scattered destinations, in reverse file order, so a copy into the wrong place shows.
       std::vector<std::uint8_t> out(total + 64, 0);
-      PinnedStager stager(device, device.stream(), slot_bytes, slots);
+      PinnedStager stager(device, device.stream(), RingShape{slot_bytes, slots});
       std::size_t offset = 0;
       for (std::size_t n : kPieces) {
         stager.upload(out.data() + (total - offset - n), file.data() + offset, n);
@@ -64,7 +64,7 @@ TEST(PinnedStager, FlushMeansQueuedCopiesAreIssued) {
   Device device = make_device(DeviceKind::host);  // where issued means done
   const std::vector<std::uint8_t> file = oomlab::testing::random_bytes(300'000, 4);
   std::vector<std::uint8_t> out(file.size(), 0);
-  PinnedStager stager(device, device.stream(), 10'000, 2);
+  PinnedStager stager(device, device.stream(), RingShape{10'000, 2});
   stager.upload(out.data(), file.data(), 150'000);
   stager.upload(out.data() + 150'000, file.data() + 150'000, 150'000);
   stager.flush();
@@ -78,7 +78,7 @@ TEST(PinnedStager, AbandonedMidLoadStopsItsThread) {
   std::vector<std::uint8_t> out(file.size());
   {
     // As after an exception in the loader: destroyed with copies still queued, without finish().
-    PinnedStager stager(device, device.stream(), 4096, 2);
+    PinnedStager stager(device, device.stream(), RingShape{4096, 2});
     for (std::size_t offset = 0; offset < file.size(); offset += 4096) {
       stager.upload(out.data() + offset, file.data() + offset, 4096);
     }
@@ -88,15 +88,15 @@ TEST(PinnedStager, AbandonedMidLoadStopsItsThread) {
 
 TEST(PinnedStager, BadSettingsAndMisuseAreClearErrors) {
   Device device = make_device(DeviceKind::host);
-  for (const auto& [slot_bytes, slots] : {std::pair<std::size_t, std::size_t>{4096, 1}, {0, 2}}) {
+  for (const RingShape bad : {RingShape{4096, 1}, RingShape{0, 2}}) {
     try {
-      PinnedStager stager(device, device.stream(), slot_bytes, slots);
-      FAIL() << slot_bytes << " x " << slots;
+      PinnedStager stager(device, device.stream(), bad);
+      FAIL() << bad.slot_bytes << " x " << bad.slots;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("at least 2 slots"), std::string::npos) << e.what();
     }
   }
-  PinnedStager stager(device, device.stream(), 4096, 2);
+  PinnedStager stager(device, device.stream(), RingShape{4096, 2});
   stager.finish();
   std::uint8_t byte = 0;
   EXPECT_THROW(stager.upload(&byte, &byte, 1), std::logic_error);
@@ -113,19 +113,20 @@ TEST_P(RingShapes, LoadTheSameBytes) {
   for (const WeightFormat format : {WeightFormat::bf16, WeightFormat::int8_rowwise}) {
     LoadStats reference_stats;
     const LoadedWeights reference = stream_load(device, source, format, 96 * KiB, reference_stats);
-    EXPECT_EQ(reference_stats.host_staging_bytes, kHostStagingSlots * 96 * KiB);
-    for (const auto& [chunk_bytes, slots] : {std::pair<std::size_t, std::size_t>{96 * KiB, 3}, {8 * KiB, 2}}) {
+    EXPECT_EQ(reference_stats.host_staging_bytes, kDefaultRing.slots * kDefaultRing.slot_bytes);
+    // Slots smaller than a chunk, and chunks of the device ring smaller than a slot.
+    for (const RingShape ring : {RingShape{8 * KiB, 2}, RingShape{100 * KiB, 3}}) {
       LoadStats stats;
-      const LoadedWeights weights = stream_load(device, source, format, chunk_bytes, stats, slots);
+      const LoadedWeights weights = stream_load(device, source, format, 24 * KiB, stats, ring);
       for (const TensorEntry& entry : source.tensors()) {
         EXPECT_EQ(bytes_of(weights.tensors.at(entry.name)), bytes_of(reference.tensors.at(entry.name)))
-            << entry.name << ", " << slots << " slots of " << chunk_bytes;
+            << entry.name << ", " << ring.slots << " slots of " << ring.slot_bytes;
         if (reference.scales.count(entry.name)) {
           EXPECT_EQ(bytes_of(weights.scales.at(entry.name)), bytes_of(reference.scales.at(entry.name))) << entry.name;
         }
       }
       EXPECT_EQ(stats.file_bytes, reference_stats.file_bytes);
-      EXPECT_EQ(stats.host_staging_bytes, slots * chunk_bytes);
+      EXPECT_EQ(stats.host_staging_bytes, ring.slots * ring.slot_bytes);
     }
   }
 }
@@ -137,10 +138,10 @@ TEST(RingShapes, MakeTheSameDeviceAllocationsOnDry) {
   const auto layout = safetensors::llama_layout(safetensors::llama_preset("llama-tiny"), DType::f32);
   const CheckpointSource plan = CheckpointSource::plan("plan", layout);
   std::vector<std::vector<std::size_t>> sizes;
-  for (const std::size_t slots : {2u, 4u}) {
+  for (const RingShape ring : {RingShape{8 * KiB, 2}, RingShape{1 * MiB, 4}}) {
     Device device = make_device(DeviceKind::dry);
     LoadStats stats;
-    stream_load(device, plan, WeightFormat::bf16, 96 * KiB, stats, slots);
+    stream_load(device, plan, WeightFormat::bf16, 96 * KiB, stats, ring);
     sizes.emplace_back();
     for (const auto& event : device.allocator().trace().events()) sizes.back().push_back(event.bytes);
   }
