@@ -56,9 +56,10 @@ void ThreadTeam::loop(std::size_t index) {
 }
 
 void ThreadTeam::copy(void* dst, const void* src, std::size_t bytes) {
-  // Waking a thread costs ~10 us, a core copies 1 MiB in ~250 us: pieces of 1 MiB or more, so a
-  // bf16 7B file's 32 MiB chunks (q, k, v, o) still use 16 cores.
-  constexpr std::size_t kBytesPerThread = 1 * MiB;
+  // Waking a thread costs ~10 us, a core copies 256 KiB in ~60 us: pieces of 256 KiB or more,
+  // so the weights7b loader's 16 MiB ring slots, and the shorter pieces where a tensor ends
+  // part way into a slot, still use 16 cores.
+  constexpr std::size_t kBytesPerThread = 256 * KiB;
   constexpr std::size_t kPage = 4096;
   if (bytes < 2 * kBytesPerThread || workers_.empty()) {
     std::memcpy(dst, src, bytes);

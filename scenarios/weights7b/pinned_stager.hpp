@@ -1,5 +1,5 @@
 // How a streamed load's bytes get from the mapped checkpoint to the device: a stager thread owns
-// a pinned ring of `slots` buffers and a team of every core; the loader thread hands it copies
+// a pinned ring of slots and a team of every core; the loader thread hands it copies
 // (device destination, file bytes) and goes on allocating the next weights meanwhile. The stager
 // packs the copies into the ring back to back (a tiny norm weight shares a slot with the matrix
 // after it instead of taking a slot of its own) and queues each piece's DMA on the copy stream
@@ -15,10 +15,13 @@
 //   - making the pinned ring and the team (0.066 s) and allocating the weights (0.049 s) ran
 //     before and between the copies on the loader thread; here both overlap them.
 //   - the ring's shape (load_bench, 1ff8490, best of 3 loads): 2 x 64 MiB 38.7 GB/s, 3 x 64 25.8,
-//     2 x 32 43.5, 3 x 16 42.9, 4 x 16 42.9, 2 x 16 38.7. cudaHostAlloc costs ~0.6 ms per MiB
-//     (and holds up the weight allocations meanwhile), and the team's copy into a small ring is
-//     faster (0.23 s against 0.27-0.38 s for 128-256 MiB rings: the ring stays in the CPU's
-//     cache); two 16 MiB slots are too few to hide the DMA (0.03-0.06 s of slot waits).
+//     2 x 32 43.5, 3 x 16 42.9, 4 x 16 42.9, 2 x 16 38.7; 8 MiB slots 24-27 (db91234). The
+//     team's copy into a small ring is faster (0.23 s against 0.27-0.38 s for 128-256 MiB rings:
+//     the ring stays in the CPU's cache); two 16 MiB slots are too few to hide the DMA (0.03-0.06
+//     s of slot waits).
+//   - the ring's memory: cudaHostAlloc took ~0.5 ms per MiB (and held up the weight allocations
+//     meanwhile); an anonymous mapping on huge pages, touched by the team and then registered,
+//     takes a fifth of that (pinned_stager.cpp).
 //
 // On host devices "DMA" is a memcpy and events are inert; on dry nothing is read or copied (the
 // ring has no memory), so the stager only runs the same sequence.
