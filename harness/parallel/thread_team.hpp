@@ -29,7 +29,7 @@ class ThreadTeam {
   std::size_t size() const { return workers_.size() + 1; }
   // Runs job(0) .. job(size() - 1), job(0) on the calling thread; returns when all are done.
   void run(const std::function<void(std::size_t)>& job);
-  // memcpy in page-aligned pieces, one per thread (small copies stay on the caller).
+  // memcpy in page-aligned blocks the threads take in turn (small copies stay on the caller).
   void copy(void* dst, const void* src, std::size_t bytes);
 
  private:
