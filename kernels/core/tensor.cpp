@@ -165,6 +165,13 @@ void Tensor::copy_from(const Tensor& src) {
   if (device().is_dry() || src.device().is_dry() || nbytes() == 0) return;
   bool dst_cuda = device().is_cuda();
   bool src_cuda = src.device().is_cuda();
+  if (dst_cuda && src_cuda && &device() == &src.device()) {
+    // Within one device: ordered on its compute stream like a kernel, so the host does not wait
+    // (a blocking copy drained the GPU's queue). Host reads go through copy_to_host, which
+    // synchronises that stream; tensors' memory is stream-ordered on it too.
+    device().copy_async(data(), src.data(), nbytes(), CopyKind::device_to_device, device().stream());
+    return;
+  }
   CopyKind kind = dst_cuda ? (src_cuda ? CopyKind::device_to_device : CopyKind::host_to_device)
                            : (src_cuda ? CopyKind::device_to_host : CopyKind::host_to_host);
   // The cuda side owns the stream the copy is ordered on.

@@ -69,7 +69,9 @@ class Tensor {
   Tensor slice(std::int64_t begin, std::int64_t end) const;
 
   // Element-wise copy of equal numel and dtype, across any two devices of the same kind or
-  // between host memory and a device (h2d/d2h/d2d as needed). Blocking.
+  // between host memory and a device (h2d/d2h/d2d as needed). Blocking, except a copy between
+  // two tensors of one cuda Device: queued on its compute stream (ordered before later kernels
+  // and host reads of that device), not waited for.
   void copy_from(const Tensor& src);
   void copy_from_host(const void* src, std::size_t bytes);
   void copy_to_host(void* dst, std::size_t bytes) const;

@@ -1,6 +1,7 @@
 #include "scenarios/srgan_leak/srgan_leak.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "kernels/conv/reduce.hpp"
+#include "scenarios/models/srgan/scalar_readback.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
 
 namespace oomlab::scenarios {
@@ -24,19 +26,54 @@ constexpr std::uint32_t kDataSeed = 2024;
 
 using LayerMeans = std::array<float, srgan::kDiscriminatorLayers>;
 
-// Every layer's mean activation as host floats: PyTorch's `feature.mean().item()` per layer,
-// but the means are reduced into one device tensor and read back once, so the step pays one
-// blocking device sync for them instead of one per layer (each drains the GPU's queue).
-LayerMeans layer_means(const srgan::FeatureMaps& features) {
+// Every layer's mean activation (PyTorch's `feature.mean().item()` per layer), reduced into one
+// device tensor and queued for an asynchronous read-back into `readback`'s slots: no host wait
+// here, mid-step; the values are there after readback.wait().
+void queue_layer_means(const srgan::FeatureMaps& features, srgan::ScalarReadback& readback) {
   memory::TagScope tag(memory::Tag::activations);
   Tensor means = Tensor::empty(features[0].device(), {srgan::kDiscriminatorLayers}, DType::f32);
   for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) ops::mean(features[l], means.slice(l, l + 1));
-  LayerMeans host{};
-  if (means.device().is_dry()) return host;  // no values there
-  const std::vector<float> values = means.to_host_f32();
-  std::copy(values.begin(), values.end(), host.begin());
-  return host;
+  readback.queue(means, 0);
 }
+
+LayerMeans read_layer_means(const srgan::ScalarReadback& readback) {
+  LayerMeans means{};
+  for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = readback.value(l);
+  return means;
+}
+
+// Where the training thread waited on the host, per step, for the run record: a GPU step that
+// is shorter than the wall-clock step is idling on one of these (or on kernel launches).
+class HostWaits {
+ public:
+  void add(int step, const srgan::SyntheticPairs::BatchTiming& batch, double step_end_wait_ms) {
+    render_ms_.push_back(batch.render_ms);
+    if (step == 0) {  // nothing was prefetched for it: rendered on demand
+      first_batch_ms_ = batch.wait_ms;
+      return;
+    }
+    batch_wait_ms_.push_back(batch.wait_ms);
+    step_end_wait_ms_.push_back(step_end_wait_ms);
+  }
+  void record(RunContext& context) const {
+    if (render_ms_.empty()) return;
+    context.set_metric("first_batch_ms", first_batch_ms_);
+    context.set_metric("batch_render_ms", mean(render_ms_));
+    if (batch_wait_ms_.empty()) return;
+    // The step's wait for the prefetched batch: > 0 when the worker is slower than a step.
+    context.set_metric("batch_wait_ms", mean(batch_wait_ms_));
+    context.set_metric("batch_wait_ms_max", *std::max_element(batch_wait_ms_.begin(), batch_wait_ms_.end()));
+    // The step's one wait for the GPU (loss read-back): ~0 when the GPU idles on the host.
+    context.set_metric("step_end_wait_ms", mean(step_end_wait_ms_));
+  }
+
+ private:
+  static double mean(const std::vector<double>& values) {
+    return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  }
+  double first_batch_ms_ = 0;
+  std::vector<double> render_ms_, batch_wait_ms_, step_end_wait_ms_;
+};
 
 // A device copy of the maps under Tag::retained: what `epoch_stats.append(features)` keeps alive
 // (the copy gives the kept bytes their own tag, so the leak has a name in every report).
@@ -104,6 +141,8 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
   std::vector<srgan::FeatureMaps> epoch_stats;  // broken: the real features, on the device
   LayerMeans layer_sums{};                       // fixed: host scalars
   int iterations_seen = 0;
+  srgan::ScalarReadback step_means(device, srgan::kDiscriminatorLayers);  // fixed: this step's
+  bool step_means_queued = false;
   srgan::TrainHooks hooks;
   if (variant == kBroken) {
     hooks.on_real_features = [&](const srgan::FeatureMaps& real_features) {
@@ -115,19 +154,30 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
     };
   } else {
     hooks.on_real_features = [&](const srgan::FeatureMaps& real_features) {
-      // THE FIX: reduce now, keep host scalars, let the features go with the step.
-      const LayerMeans means = layer_means(real_features);
-      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) layer_sums[l] += means[l];
-      ++iterations_seen;
+      // THE FIX: reduce now, keep host scalars, let the features go with the step (the means
+      // reach the host with the step's losses, in the same wait; added up after the step).
+      queue_layer_means(real_features, step_means);
+      step_means_queued = true;
     };
   }
+  auto add_step_means = [&] {
+    if (!step_means_queued) return;
+    step_means.wait();  // already done: train_step waited for the stream
+    const LayerMeans means = read_layer_means(step_means);
+    for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) layer_sums[l] += means[l];
+    ++iterations_seen;
+    step_means_queued = false;
+  };
   auto epoch_statistics = [&]() {
     LayerMeans means{};
     if (variant == kBroken) {  // what the list was kept for: computed from every kept map
       LayerMeans sums{};
+      srgan::ScalarReadback kept_means(device, srgan::kDiscriminatorLayers);
       for (const srgan::FeatureMaps& maps : epoch_stats) {
-        const LayerMeans step_means = layer_means(maps);
-        for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) sums[l] += step_means[l];
+        queue_layer_means(maps, kept_means);
+        kept_means.wait();
+        const LayerMeans means_of_step = read_layer_means(kept_means);
+        for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) sums[l] += means_of_step[l];
       }
       for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = sums[l] / static_cast<float>(epoch_stats.size());
     } else {
@@ -137,14 +187,22 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
   };
 
   bool leak_noted = false;
+  HostWaits host_waits;
+  auto record_metrics = [&] {
+    leak::record_leak_metrics(detector, context);
+    if (!device.is_dry()) host_waits.record(context);  // dry has no pixels and no waits
+  };
   try {
     for (int step = 0; step < context.steps(); ++step) {
       context.begin_step(step);
       {
         srgan::ImageBatch batch = data.batch(device, plan.batch_size, step, plan.model.dtype);
+        const srgan::SyntheticPairs::BatchTiming batch_timing = data.last_timing();
         // The next batch's images are made on a worker thread while this step runs.
         if (step + 1 < context.steps()) data.prefetch(device, plan.batch_size, step + 1, plan.model.dtype);
         out.losses.push_back(trainer.train_step(batch, hooks));
+        add_step_means();
+        host_waits.add(step, batch_timing, trainer.last_readback_wait_ms());
       }
       context.add_work(plan.batch_size, "images/s");
       context.end_step();
@@ -157,10 +215,10 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
       if ((step + 1) % plan.iterations_per_epoch == 0) out.epoch_layer_means.push_back(epoch_statistics());
     }
   } catch (const memory::OomError& error) {
-    leak::record_leak_metrics(detector, context);
+    record_metrics();
     detector.rethrow(error);
   }
-  leak::record_leak_metrics(detector, context);
+  record_metrics();
 }
 
 std::string SrganLeakScenario::summary() const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <future>
 #include <random>
@@ -18,6 +19,10 @@ namespace {
 constexpr int kChannels = 3;
 constexpr int kUpscale = 4;
 constexpr int kRectangles = 4;
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -196,11 +201,13 @@ HostImageBatch SyntheticPairs::host_batch(int batch_size, std::int64_t index, DT
 }
 
 void SyntheticPairs::fill(Staging& staging, int batch_size, std::int64_t index, DType dtype) const {
+  const auto start = std::chrono::steady_clock::now();
   render(batch_size, index, dtype, static_cast<unsigned char*>(staging.low_res.data()),
          static_cast<unsigned char*>(staging.high_res.data()));
   staging.batch_size = batch_size;
   staging.index = index;
   staging.dtype = dtype;
+  staging.render_ms = milliseconds_since(start);
 }
 
 void SyntheticPairs::wait_for_uploads() const {
@@ -261,12 +268,18 @@ ImageBatch SyntheticPairs::batch(Device& device, int batch_size, std::int64_t in
   ImageBatch batch;
   batch.low_res = Tensor::empty(device, low_shape, dtype);
   batch.high_res = Tensor::empty(device, high_shape, dtype);
+  last_timing_ = {};
   if (device.is_dry()) return batch;
+  const auto start = std::chrono::steady_clock::now();
   Staging* staging = finish_prefetch();
+  last_timing_.prefetched = true;
   if (staging == nullptr || staging_kind_ != device.kind() || !staging->holds(batch_size, index, dtype)) {
     staging = &claim_staging(device.kind(), batch_size, dtype);
     fill(*staging, batch_size, index, dtype);
+    last_timing_.prefetched = false;
   }
+  last_timing_.wait_ms = milliseconds_since(start);
+  last_timing_.render_ms = staging->render_ms;
   // Ordered before every kernel of the step on the same stream; the staging is not rewritten
   // until `uploaded` has passed (claim_staging waits for it).
   const CopyKind kind = device.is_cuda() ? CopyKind::host_to_device : CopyKind::host_to_host;

@@ -57,6 +57,15 @@ class SyntheticPairs {
   // The pixels of batch `index` in `dtype`, rendered in bands on a team of threads.
   HostImageBatch host_batch(int batch_size, std::int64_t index, DType dtype) const;
 
+  // What the last batch() cost the calling thread, for a run's metrics (all 0 on dry): a
+  // training step that waits here is a GPU waiting on the data path.
+  struct BatchTiming {
+    bool prefetched = false;  // made ahead by prefetch(); else rendered on demand in batch()
+    double wait_ms = 0;       // batch() blocked for the pixels (the worker's rest, or the render)
+    double render_ms = 0;     // the rendering itself, on whichever thread did it
+  };
+  const BatchTiming& last_timing() const { return last_timing_; }
+
   int low_res_size() const { return low_res_size_; }
   int high_res_size() const { return low_res_size_ * 4; }
 
@@ -70,6 +79,7 @@ class SyntheticPairs {
     int batch_size = 0;                   // what it holds; 0: nothing yet (or being rendered)
     std::int64_t index = -1;
     DType dtype = DType::f32;
+    double render_ms = 0;                 // how long filling it took
     bool holds(int batch, std::int64_t at, DType type) const {
       return batch_size == batch && index == at && dtype == type;
     }
@@ -96,6 +106,7 @@ class SyntheticPairs {
   int next_staging_ = 0;
   Staging* prefetched_ = nullptr;  // what pending_ renders into
   std::future<void> pending_;      // the prefetch worker, if any
+  BatchTiming last_timing_;
 };
 
 }  // namespace oomlab::srgan

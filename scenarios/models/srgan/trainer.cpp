@@ -8,7 +8,17 @@
 namespace oomlab::srgan {
 namespace {
 
-// [a; b] along the batch dim.
+// Where each loss value waits for the step's one read-back.
+enum LossSlot : std::size_t {
+  kDiscriminatorReal,
+  kDiscriminatorFake,
+  kFeatureMatching,  // one per discriminator layer
+  kAdversarial = kFeatureMatching + kDiscriminatorLayers,
+  kPixel,
+  kLossSlots
+};
+
+// [a; b] along the batch dim (stream-ordered device copies: no host wait).
 Tensor concat_batches(const Tensor& a, const Tensor& b) {
   Shape shape = a.shape();
   shape[0] += b.dim(0);
@@ -27,11 +37,28 @@ SrganTrainer::SrganTrainer(Device& device, const SrganConfig& config,
       discriminator_(device, config),
       generator_adam_(device, generator_.parameters(), generator_optimizer),
       discriminator_adam_(device, discriminator_.parameters(), discriminator_optimizer),
-      weights_(weights) {}
+      weights_(weights),
+      readback_(device, kLossSlots) {}
 
 SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& hooks) {
-  memory::TagScope tag(memory::Tag::activations);
+  launch_step(batch, hooks);
+  // The step's one host wait, after its last kernel (outside the profiled phases): the losses
+  // arrive together, where one blocking read per loss (8) drained the GPU's queue 8 times and
+  // left it idle while the host launched the next kernels one by one. Same values, summed in
+  // the same order as before.
+  readback_.wait();
   SrganLosses losses;
+  losses.discriminator = readback_.value(kDiscriminatorReal) + readback_.value(kDiscriminatorFake);
+  for (int l = 0; l < kDiscriminatorLayers; ++l) losses.feature_matching += readback_.value(kFeatureMatching + l);
+  losses.adversarial = readback_.value(kAdversarial);
+  losses.pixel = readback_.value(kPixel);
+  losses.generator = weights_.pixel * losses.pixel + weights_.feature_matching * losses.feature_matching +
+                     weights_.adversarial * losses.adversarial;
+  return losses;
+}
+
+void SrganTrainer::launch_step(const ImageBatch& batch, const TrainHooks& hooks) {
+  memory::TagScope tag(memory::Tag::activations);
   const std::int64_t n = batch.high_res.dim(0);
   ProfilePhases phase("gan.generator_forward");
   GeneratorForward fake = generator_.forward_train(batch.low_res);
@@ -45,7 +72,8 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
     LossTerm real_term = softplus_term(logits.slice(0, n), -1.0f, 1.0f);
     LossTerm fake_term = softplus_term(logits.slice(n, 2 * n), 1.0f, 1.0f);
     Tensor d_logits = concat_batches(real_term.gradient, fake_term.gradient);
-    losses.discriminator = read_scalar(real_term.value) + read_scalar(fake_term.value);
+    readback_.queue(real_term.value, kDiscriminatorReal);
+    readback_.queue(fake_term.value, kDiscriminatorFake);
     real_term = {};
     fake_term = {};
     discriminator_.backward(std::move(d_forward), d_logits, FeatureMaps{}, /*parameter_grads=*/true,
@@ -62,19 +90,19 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
     FeatureMaps d_features;
     for (int l = 0; l < kDiscriminatorLayers; ++l) {
       LossTerm term = l1_term(d_fake.features[l], real_features[l], weights_.feature_matching);
-      losses.feature_matching += read_scalar(term.value);
+      readback_.queue(term.value, kFeatureMatching + l);
       d_features[l] = std::move(term.gradient);
       real_features[l].reset();
     }
     LossTerm adversarial = softplus_term(d_fake.logits, -1.0f, weights_.adversarial);
-    losses.adversarial = read_scalar(adversarial.value);
+    readback_.queue(adversarial.value, kAdversarial);
     Tensor d_output = discriminator_.backward(std::move(d_fake), adversarial.gradient, d_features,
                                               /*parameter_grads=*/false, /*input_grad=*/true);
     adversarial = {};
     d_features = {};
 
     LossTerm pixel = l1_term(fake.output, batch.high_res, weights_.pixel);
-    losses.pixel = read_scalar(pixel.value);
+    readback_.queue(pixel.value, kPixel);
     ops::residual_add(d_output, d_output, pixel.gradient);
     pixel = {};
     fake.output.reset();
@@ -83,9 +111,6 @@ SrganLosses SrganTrainer::train_step(const ImageBatch& batch, const TrainHooks& 
     phase.next("gan.generator_step.adam");
     generator_adam_.step();
   }
-  losses.generator = weights_.pixel * losses.pixel + weights_.feature_matching * losses.feature_matching +
-                     weights_.adversarial * losses.adversarial;
-  return losses;
 }
 
 float train_generator_pixel_step(SrganGenerator& generator, Adam& adam, const ImageBatch& batch) {

@@ -14,6 +14,7 @@
 #include "scenarios/models/srgan/adam.hpp"
 #include "scenarios/models/srgan/discriminator.hpp"
 #include "scenarios/models/srgan/generator.hpp"
+#include "scenarios/models/srgan/scalar_readback.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
 
 namespace oomlab::srgan {
@@ -37,6 +38,8 @@ struct TrainHooks {
   // Called once per iteration with the discriminator's feature maps of the real batch (the
   // feature-matching targets of the G step, Tag::activations). They are freed when the step
   // ends, unless the hook keeps a reference: that is how a list "kept for statistics" leaks.
+  // Work the hook queues on the device's compute stream (an async read-back) has finished when
+  // train_step returns: the step ends with one wait for the stream.
   std::function<void(const FeatureMaps& real_features)> on_real_features;
 };
 
@@ -45,17 +48,25 @@ class SrganTrainer {
   SrganTrainer(Device& device, const SrganConfig& config, ops::AdamWConfig generator_optimizer = {1e-4f},
                ops::AdamWConfig discriminator_optimizer = {1e-4f}, LossWeights weights = {});
 
+  // One iteration; its losses are read back with one host wait, after the step's last kernel.
   SrganLosses train_step(const ImageBatch& batch, const TrainHooks& hooks = {});
+  // Milliseconds the last step's host wait blocked (the GPU's lead over the host; ~0 when the
+  // GPU idles on the host).
+  double last_readback_wait_ms() const { return readback_.last_wait_ms(); }
 
   SrganGenerator& generator() { return generator_; }
   SrganDiscriminator& discriminator() { return discriminator_; }
 
  private:
+  // Launches the step's kernels and queues each loss into readback_; waits for nothing.
+  void launch_step(const ImageBatch& batch, const TrainHooks& hooks);
+
   SrganGenerator generator_;
   SrganDiscriminator discriminator_;
   Adam generator_adam_;
   Adam discriminator_adam_;
   LossWeights weights_;
+  ScalarReadback readback_;  // the losses of a step
 };
 
 // A generator-only step (the SRResNet pre-training of SR-GANs): L1 pixel loss, backward, Adam.

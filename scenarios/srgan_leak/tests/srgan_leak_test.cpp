@@ -194,6 +194,23 @@ TEST(SrganLeakRecord, TheRunRecordCarriesTheLeakVerdict) {
   EXPECT_GT(record.metrics.at("predicted_oom_step"), 0.0);
 }
 
+// Where the training thread waited, for a GPU run's record: the data path (the step's wait for
+// the prefetched batch) and the step's one wait for the device. Host runs have them; dry, which
+// renders nothing and waits for nothing, leaves them out.
+TEST(SrganLeakRecord, HostWaitsAreMeasuredOffDry) {
+  const auto host = run_scenario("srgan_leak", "fixed", DeviceKind::host, Scale::tiny);
+  for (const char* metric : {"first_batch_ms", "batch_render_ms", "batch_wait_ms", "batch_wait_ms_max",
+                             "step_end_wait_ms"}) {
+    ASSERT_EQ(host.metrics.count(metric), 1u) << metric;
+    EXPECT_GE(host.metrics.at(metric), 0.0) << metric;
+  }
+  EXPECT_GT(host.metrics.at("batch_render_ms"), 0.0);
+  EXPECT_LE(host.metrics.at("batch_wait_ms"), host.metrics.at("batch_wait_ms_max"));
+  const auto dry = run_scenario("srgan_leak", "fixed", DeviceKind::dry, Scale::tiny);
+  EXPECT_EQ(dry.metrics.count("batch_wait_ms"), 0u);
+  EXPECT_EQ(dry.metrics.count("leak_bytes_per_step"), 1u);
+}
+
 TEST(SrganLeakScenario, UnknownVariantIsAClearError) {
   Device device(DeviceKind::dry, memory::AllocatorConfig{});
   RunContext context(device, Scale::tiny, 2);

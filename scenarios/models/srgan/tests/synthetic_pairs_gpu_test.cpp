@@ -5,6 +5,7 @@
 #include "harness/memory/alloc_config.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "scenarios/models/srgan/synthetic_pairs.hpp"
+#include "scenarios/models/srgan/tests/busy_stream.hpp"
 #include "scenarios/models/srgan/tests/staged_upload_check.hpp"
 
 namespace oomlab::srgan {
@@ -25,13 +26,6 @@ TEST(SyntheticPairsGpu, AsyncUploadsEqualTheHostBatches) {
       expect_batch_is_host_batch(batch, kSeed, kLowRes, 3, index, dtype);
     }
   }
-}
-
-// Keeps the stream busy for a while (~10 ms on an H200), so an upload queued after it is
-// still waiting when the host has rendered the next batches.
-void occupy_stream(Device& device) {
-  Tensor busy = Tensor::empty(device, {256 * 1024 * 1024}, DType::f32);  // 1 GiB
-  for (int i = 0; i < 32; ++i) busy.fill(0.5 + i);
 }
 
 TEST(SyntheticPairsGpu, StagingIsNotRewrittenWhileItsUploadIsQueued) {

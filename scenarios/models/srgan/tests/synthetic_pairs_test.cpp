@@ -116,6 +116,29 @@ TEST(SyntheticPairs, StagingLeavesTheDeviceAllocationsUnchanged) {
   }
 }
 
+// What batch() cost the caller: on demand it rendered (the wait is the render); prefetched it
+// waited at most for the worker's rest; dry renders nothing.
+TEST(SyntheticPairs, BatchTimingSaysWhereThePixelsCameFrom) {
+  Device device(DeviceKind::host, memory::AllocatorConfig{});
+  SyntheticPairs pairs(4, 16);
+  pairs.batch(device, 2, 0, DType::f32);
+  const SyntheticPairs::BatchTiming on_demand = pairs.last_timing();
+  EXPECT_FALSE(on_demand.prefetched);
+  EXPECT_GT(on_demand.render_ms, 0.0);
+  EXPECT_GE(on_demand.wait_ms, on_demand.render_ms);
+  pairs.prefetch(device, 2, 1, DType::f32);
+  pairs.batch(device, 2, 1, DType::f32);
+  const SyntheticPairs::BatchTiming prefetched = pairs.last_timing();
+  EXPECT_TRUE(prefetched.prefetched);
+  EXPECT_GT(prefetched.render_ms, 0.0);
+  EXPECT_GE(prefetched.wait_ms, 0.0);
+  Device dry(DeviceKind::dry, memory::AllocatorConfig{});
+  pairs.batch(dry, 2, 2, DType::f32);
+  EXPECT_FALSE(pairs.last_timing().prefetched);
+  EXPECT_EQ(pairs.last_timing().wait_ms, 0.0);
+  EXPECT_EQ(pairs.last_timing().render_ms, 0.0);
+}
+
 TEST(SyntheticPairs, RejectsBadSizes) {
   EXPECT_THROW(SyntheticPairs(1, 0), std::invalid_argument);
   EXPECT_THROW(box_downsample(std::vector<float>(10 * 10 * 3), 1, 10, 4), std::invalid_argument);
