@@ -44,6 +44,7 @@ TEST(SyntheticPairs, LowResolutionIsTheBoxAverageOfHighResolution) {
   for (int y = 4; y < 8; ++y)
     for (int x = 8; x < 12; ++x) sum += high[(y * 16 + x) * 3 + 1];
   EXPECT_NEAR(low[(1 * 4 + 2) * 3 + 1], sum / 16, 1e-6);
+  EXPECT_EQ(box_downsample(high, 2, 16, 4), low);  // every pixel, each row made by its own task
   // Same index, same images; another index, other images.
   EXPECT_EQ(pairs.batch(device, 2, 0, DType::f32).high_res.to_host_f32(), high);
   EXPECT_NE(pairs.batch(device, 2, 1, DType::f32).high_res.to_host_f32(), high);
