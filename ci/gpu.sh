@@ -6,7 +6,7 @@
 #   stages: build test sanitize bench suite full weights (default: all but full and weights)
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
-#            cold page cache
+#            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -125,6 +125,10 @@ if want weights; then  # weights7b on the full 7B checkpoints: generated once, t
   run_full weights7b broken warm
   run_full weights7b fixed-bf16-file generate
   run_full weights7b fixed-bf16-file warm
+  step "load_bench: the bf16 load per pinned-ring shape"
+  timeout 300 "$build/scenarios/weights7b/bench/load_bench" --dtype bf16 --slot-mib 32,16 --slots 2,3 \
+    --repeats 3 --json "$out/load_bench.bf16.json" >"$out/load_bench.log" 2>&1 || fail load_bench
+  tail -n 5 "$out/load_bench.log"
   sync  # dirty pages cannot be dropped: the cold runs must read from disk
   OOMLAB_WEIGHTS7B_COLD=1 run_full weights7b fixed cold
   OOMLAB_WEIGHTS7B_COLD=1 run_full weights7b fixed-bf16-file cold
