@@ -39,6 +39,13 @@ void ThreadTeam::run(const std::function<void(std::size_t)>& job) {
   done_.wait(lock, [&] { return pending_ == 0; });
 }
 
+void ThreadTeam::for_each(std::size_t count, const std::function<void(std::size_t)>& task) {
+  std::atomic<std::size_t> next{0};
+  run([&](std::size_t) {
+    for (std::size_t i = next++; i < count; i = next++) task(i);
+  });
+}
+
 void ThreadTeam::loop(std::size_t index) {
   std::uint64_t seen = 0;
   for (;;) {
@@ -69,12 +76,9 @@ void ThreadTeam::copy(void* dst, const void* src, std::size_t bytes) {
   }
   const std::size_t block =
       std::clamp((bytes / (4 * size()) + kPage - 1) / kPage * kPage, std::size_t{128 * KiB}, std::size_t{2 * MiB});
-  std::atomic<std::size_t> next{0};
-  run([&](std::size_t) {
-    for (std::size_t begin = next.fetch_add(block); begin < bytes; begin = next.fetch_add(block)) {
-      const std::size_t n = std::min(block, bytes - begin);
-      std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, n);
-    }
+  for_each((bytes + block - 1) / block, [&](std::size_t i) {
+    const std::size_t begin = i * block, n = std::min(block, bytes - begin);
+    std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, n);
   });
 }
 

@@ -1,7 +1,7 @@
 // Host work split across threads: a team that runs job(0) .. job(size() - 1) together, made once
 // and reused (no thread start per job). The weights7b loader copies file bytes into its pinned
-// ring with one (copy()); the checkpoint generator and the SR-GAN's image maker split their work
-// with run().
+// ring with one (copy()); the checkpoint generator splits its work with run(), the SR-GAN's
+// image maker hands out image rows with for_each().
 //
 // Why a team of every core for the loader's copy, measured on the H200 machine (16 cores, 13.5 GB bf16 file, warm page cache, 64 MiB chunks,
 // scenarios/weights7b/bench/host_path_bench): mmap -> pinned -> device end to end 27 GB/s with
@@ -29,6 +29,9 @@ class ThreadTeam {
   std::size_t size() const { return workers_.size() + 1; }
   // Runs job(0) .. job(size() - 1), job(0) on the calling thread; returns when all are done.
   void run(const std::function<void(std::size_t)>& job);
+  // Runs task(0) .. task(count - 1), the threads taking the next index in turn (so a slow task or
+  // thread does not leave the others idle); returns when all are done.
+  void for_each(std::size_t count, const std::function<void(std::size_t)>& task);
   // memcpy in page-aligned blocks the threads take in turn (small copies stay on the caller).
   void copy(void* dst, const void* src, std::size_t bytes);
 

@@ -1,4 +1,4 @@
-// The thread team: every index runs once per job, and copies of any size (page-aligned
+// The thread team: every index runs once per job (and once per for_each), and copies of any size (page-aligned
 // blocks taken in turn, a ragged tail, small copies on the caller) equal memcpy.
 #include <gtest/gtest.h>
 
@@ -21,6 +21,15 @@ TEST(ThreadTeam, RunsEveryIndexOncePerJob) {
     for (const std::atomic<int>& count : seen) ASSERT_EQ(count.load(), 1);
   }
   EXPECT_GE(ThreadTeam().size(), 1u);  // 0: one per hardware thread
+}
+
+TEST(ThreadTeam, ForEachRunsEveryIndexOnce) {
+  ThreadTeam team(4);
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+    std::vector<std::atomic<int>> seen(count);
+    team.for_each(count, [&](std::size_t i) { seen[i].fetch_add(1); });
+    for (const std::atomic<int>& times : seen) ASSERT_EQ(times.load(), 1) << count;
+  }
 }
 
 TEST(ThreadTeam, CopyEqualsMemcpyForEverySize) {
