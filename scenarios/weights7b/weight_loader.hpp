@@ -35,7 +35,8 @@ struct LoadedWeights {
 
 struct LoadStats {
   std::uint64_t file_bytes = 0;          // tensor bytes read from the checkpoint
-  std::size_t chunks = 0;                // staging chunks moved (1 per tensor for the broken load)
+  std::size_t chunks = 0;                // uploads handed over: chunks of the device ring, or 1 per tensor
+                                         // (the broken load, and a bf16 file copied straight in)
   std::size_t device_staging_bytes = 0;  // the device ring (0 when copying straight into weights)
   std::size_t host_staging_bytes = 0;    // the pinned host ring
   // Where a streamed load's wall time goes (seconds). On the loader thread: allocating each
