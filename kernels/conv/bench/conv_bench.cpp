@@ -1,12 +1,13 @@
 // conv2d benchmark: our implicit-GEMM kernels (forward, backward-data, backward-weight and the
-// three together) beside cuDNN with the fastest algorithm cudnnFind* picks, in the same run, bf16
-// NHWC/KRSC, no bias on either side. Counters: TFLOP/s, and for our rows `vs_cudnn` = cuDNN's
+// three together) beside cuDNN with the fastest algorithm cudnnFind* picks, in the same run,
+// NHWC/KRSC, no bias on either side, bf16 and f32 (both sides on TF32 tensor cores, PyTorch's
+// default for f32 convolutions: the SR-GAN's f32 variant). Counters: TFLOP/s, and for our rows `vs_cudnn` = cuDNN's
 // time / ours (the target: >= 0.6 for the total of B=4 64->64 3x3 256x256).
 //   ./conv_bench --benchmark_out=conv.json --benchmark_out_format=json
 // Last H200 run (commit b639938, mma.sync kernels), ours / cuDNN ms and vs_cudnn, total of the
 // three passes: 64->64 256^2 0.398 / 0.253 (0.64); 64->256 512^2 5.27 / 1.39 (0.26);
 // 64->3 1024^2 4.71 / 2.25 (0.48). Problems 2 and 3 (the RGB convs) run backward-weight through
-// the small-channel kernel (wgrad_small_channels.cuh): --benchmark_filter='problem:[23]/pass:2'.
+// the small-channel kernel (wgrad_small_channels.cuh): --benchmark_filter='problem:[23]/dtype:0/pass:2'.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
@@ -43,12 +44,16 @@ struct Problem {
 };
 // The SR-GAN's convs at full scale: residual blocks, the upsampling conv, the RGB output conv
 // (3x3, stride 1, padding 1: same-size output), and the discriminator's RGB input conv (4x4,
-// stride 2: 1024x1024 -> 512x512; its backward-weight is the small-channel kernel's other case).
+// stride 2: 1024x1024 -> 512x512; its backward-weight is the small-channel kernel's other case),
+// and the discriminator's second conv (4x4 stride 2, like its three wider ones: 68.7 GFLOP each).
 const Problem kProblems[] = {{4, 256, 256, 64, 64, 3, {1, 1}, "B4 64->64 3x3 256x256"},
                             {4, 512, 512, 64, 256, 3, {1, 1}, "B4 64->256 3x3 512x512"},
                             {4, 1024, 1024, 64, 3, 3, {1, 1}, "B4 64->3 3x3 1024x1024"},
-                            {4, 1024, 1024, 3, 64, 4, {2, 1}, "B4 3->64 4x4 s2 1024x1024"}};
+                            {4, 1024, 1024, 3, 64, 4, {2, 1}, "B4 3->64 4x4 s2 1024x1024"},
+                            {4, 512, 512, 64, 128, 4, {2, 1}, "B4 64->128 4x4 s2 512x512"}};
 constexpr int kProblemCount = static_cast<int>(sizeof(kProblems) / sizeof(kProblems[0]));
+
+const DType kDTypes[] = {DType::bf16, DType::f32};
 
 enum Pass : int { kForward, kBackwardData, kBackwardWeight, kTotal };
 const char* pass_name(int pass) {
@@ -85,25 +90,25 @@ struct CudnnConv {
   cudnnConvolutionBwdFilterAlgo_t filter_algo{};
   Tensor workspace;
 
-  CudnnConv(const Problem& p, const Tensor& x, const Tensor& w, const Tensor& y) {
+  CudnnConv(const Problem& p, DType dtype, const Tensor& y) {
+    const cudnnDataType_t element = dtype == DType::f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16;
     CUDNN_CHECK(cudnnCreate(&handle));
     CUDNN_CHECK(cudnnSetStream(handle, cuda_stream()));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_desc));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(p.n),
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC, element, int(p.n),
                                            int(p.c), int(p.h), int(p.w)));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(p.n),
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC, element, int(p.n),
                                            int(p.k), int(y.dim(1)), int(y.dim(2))));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, int(p.k),
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, element, CUDNN_TENSOR_NHWC, int(p.k),
                                            int(p.c), int(p.r), int(p.r)));
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc, p.params.padding, p.params.padding,
                                                 p.params.stride, p.params.stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    // Tensor cores for both dtypes; for f32 data that is TF32 (what PyTorch asks for by default).
     CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc, CUDNN_TENSOR_OP_MATH));
-    (void)x;
-    (void)w;
     int returned = 0;
     std::size_t bytes = 0;
     cudnnConvolutionFwdAlgoPerf_t forward[8];
@@ -169,6 +174,7 @@ struct CudnnConv {
 // The tensors of one problem (kept while consecutive benchmarks use it), and cuDNN's times.
 struct Workload {
   int problem = -1;
+  DType dtype = DType::bf16;
   Conv2dParams params;
   Tensor x, w, y, dx, dw;
 #if OOMLAB_HAVE_CUDNN
@@ -185,26 +191,27 @@ struct Workload {
   }
 };
 
-Workload& workload_for(int problem) {
+Workload& workload_for(int problem, DType dtype) {
   Device& device = cuda_device();  // constructed first, so destroyed after the workload's tensors
   static Workload workload;
-  if (workload.problem == problem) return workload;
+  if (workload.problem == problem && workload.dtype == dtype) return workload;
   workload = Workload();  // frees the previous problem's tensors first
   const Problem& p = kProblems[problem];
   const oomlab::Shape x_shape{p.n, p.h, p.w, p.c}, w_shape{p.k, p.r, p.r, p.c};
   const oomlab::Shape y_shape = oomlab::ops::conv2d_output_shape(x_shape, w_shape, p.params);
-  workload.x = Tensor::empty(device, x_shape, DType::bf16);
-  workload.w = Tensor::empty(device, w_shape, DType::bf16);
-  workload.y = Tensor::empty(device, y_shape, DType::bf16);
-  workload.dx = Tensor::empty(device, x_shape, DType::bf16);
-  workload.dw = Tensor::empty(device, w_shape, DType::bf16);
+  workload.x = Tensor::empty(device, x_shape, dtype);
+  workload.w = Tensor::empty(device, w_shape, dtype);
+  workload.y = Tensor::empty(device, y_shape, dtype);
+  workload.dx = Tensor::empty(device, x_shape, dtype);
+  workload.dw = Tensor::empty(device, w_shape, dtype);
   workload.x.fill(0.5);  // values do not change the work; non-zero keeps the datapath honest
   workload.w.fill(0.25);
   workload.y.fill(0.125);
   workload.problem = problem;
+  workload.dtype = dtype;
   workload.params = p.params;
 #if OOMLAB_HAVE_CUDNN
-  workload.cudnn = std::make_unique<CudnnConv>(p, workload.x, workload.w, workload.y);
+  workload.cudnn = std::make_unique<CudnnConv>(p, dtype, workload.y);
   for (int pass = 0; pass < 4; ++pass) {
     workload.cudnn_ms[pass] = mean_milliseconds(
         [&, pass] { workload.cudnn->run(pass, workload.x, workload.w, workload.y, workload.dx, workload.dw); },
@@ -221,25 +228,26 @@ double pass_flops(const Problem& p, int pass) {
   return pass == kTotal ? 3 * one : one;
 }
 
-void set_counters(benchmark::State& state, const Problem& p, int pass) {
+void set_counters(benchmark::State& state, const Problem& p, DType dtype, int pass) {
   state.counters["TFLOP/s"] = benchmark::Counter(pass_flops(p, pass) * state.iterations() / 1e12,
                                                  benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(p.name) + " " + pass_name(pass));
+  state.SetLabel(std::string(p.name) + " " + oomlab::dtype_name(dtype) + " " + pass_name(pass));
 }
 
 void BM_conv2d_ours(benchmark::State& state) {
-  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(1));
+  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(2));
+  const DType dtype = kDTypes[state.range(1)];
   if (!oomlab::cuda_available()) {
     state.SkipWithError("no usable CUDA device");
     return;
   }
-  Workload& work = workload_for(problem);
+  Workload& work = workload_for(problem, dtype);
   work.run_ours(pass);  // warm-up (allocates the backward-weight workspace once)
   for (auto _ : state) {
     CudaEventTimer timer(state, cuda_stream());
     work.run_ours(pass);
   }
-  set_counters(state, kProblems[problem], pass);
+  set_counters(state, kProblems[problem], dtype, pass);
 #if OOMLAB_HAVE_CUDNN
   const double ours_ms = mean_milliseconds([&] { work.run_ours(pass); }, cuda_stream(), 20, 3);
   state.counters["ours_ms"] = ours_ms;
@@ -250,24 +258,26 @@ void BM_conv2d_ours(benchmark::State& state) {
 
 #if OOMLAB_HAVE_CUDNN
 void BM_conv2d_cudnn(benchmark::State& state) {
-  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(1));
+  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(2));
+  const DType dtype = kDTypes[state.range(1)];
   if (!oomlab::cuda_available()) {
     state.SkipWithError("no usable CUDA device");
     return;
   }
-  Workload& work = workload_for(problem);
+  Workload& work = workload_for(problem, dtype);
   for (auto _ : state) {
     CudaEventTimer timer(state, cuda_stream());
     work.cudnn->run(pass, work.x, work.w, work.y, work.dx, work.dw);
   }
-  set_counters(state, kProblems[problem], pass);
+  set_counters(state, kProblems[problem], dtype, pass);
 }
 #endif
 
 void all_problems_and_passes(benchmark::internal::Benchmark* b) {
   for (int problem = 0; problem < kProblemCount; ++problem)
-    for (int pass = 0; pass < 4; ++pass) b->Args({problem, pass});
-  b->ArgNames({"problem", "pass"})->UseManualTime()->Unit(benchmark::kMillisecond);
+    for (int dtype = 0; dtype < 2; ++dtype)
+      for (int pass = 0; pass < 4; ++pass) b->Args({problem, dtype, pass});
+  b->ArgNames({"problem", "dtype", "pass"})->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_conv2d_ours)->Apply(all_problems_and_passes);
