@@ -14,9 +14,10 @@
 // is not a multiple of 16 bytes. Rows are padded by 16 bytes (32 when needed) so each ldmatrix
 // phase touches 8 distinct 16-byte bank groups (conflict-free).
 // Compute on tensor cores, one warp per (BM/WarpsM x BN/WarpsN) tile, f32 accumulation:
-// bf16/f16 by ldmatrix + mma.sync m16n8k16; f32 by TF32 mma.sync m16n8k8 (operands rounded to
-// TF32 as they leave shared memory: cuDNN's and PyTorch's default for f32 convolutions), its
-// fragments read with 32-bit loads from tiles padded so a warp's reads hit 32 distinct banks.
+// bf16/f16 by ldmatrix + mma.sync m16n8k16; f32 by TF32 mma.sync m16n8k8 (cuDNN's and PyTorch's
+// default for f32 convolutions; the operands' low 13 bits ignored, as Hopper's wgmma does), its
+// fragments by ldmatrix from [row][k] tiles and by permuted-row vector loads from [k][row] tiles
+// (see mma_k_tile).
 // Epilogue: accumulators -> out_value -> Out in a shared tile, then 16-byte stores along the
 // output's contiguous dim.
 #pragma once
@@ -49,8 +50,9 @@ struct GemmConfig {
 // 8 consecutive rows then start in 8 different bank groups (ldmatrix's 8 row reads).
 constexpr int odd_chunk_pad(int chunks, int vec) { return chunks % 2 == 0 ? vec : 2 * vec; }
 
-// TF32 fragments of a [k][row] tile: lane (g, t) reads element (k0 + t, row0 + g), so a row
-// length of 8 or 24 words (mod 32) puts the warp's 32 reads in 32 distinct banks.
+// TF32 fragments of a [k][row] tile: lane (g, t) reads 1, 2 or 4 adjacent words of row k0 + t at
+// word g * width (see FragmentRows), so a row length of 8 or 24 words (mod 32) puts each phase of
+// the warp's loads (32, 16 or 8 lanes) in distinct banks.
 constexpr int tf32_transposed_pad(int rows) {
   int pad = 4;
   while ((rows + pad) % 32 != 8 && (rows + pad) % 32 != 24) pad += 4;
@@ -206,7 +208,39 @@ constexpr std::size_t gemm_shared_bytes() {
   return std::max(stage * Cfg::Stages, output);
 }
 
-// The k-tile's products into the warp's mma accumulators.
+// A lane's words of a [k][row] f32 tile: N adjacent rows at one k in one shared load (N <= 4).
+template <int N>
+__device__ __forceinline__ void load_words(unsigned (&out)[N], const float* at) {
+  static_assert(N == 1 || N == 2 || N == 4, "one 4-, 8- or 16-byte load");
+  if constexpr (N == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(at);
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  } else if constexpr (N == 2) {
+    const uint2 v = *reinterpret_cast<const uint2*>(at);
+    out[0] = v.x, out[1] = v.y;
+  } else {
+    out[0] = __float_as_uint(*at);
+  }
+}
+
+// Where row r of a warp's mma tile `tile` (16 rows of A, 8 columns of B) sits in the block tile.
+// TF32 fragments of a [k][row] tile cannot come from ldmatrix (it transposes 16-bit elements
+// only), so there the warp's rows are permuted: row r of tile i is tile row r * Tiles + i, and
+// the Tiles rows a lane needs at one k are adjacent: one shared load. The epilogue uses the same
+// map to put each result where its row came from.
+template <class Cfg, bool AlongK, int Tiles, int TileRows>
+struct FragmentRows {
+  static constexpr bool kPermuted = Cfg::kTf32 && !AlongK;
+  static __device__ __forceinline__ int row(int warp0, int tile, int r) {
+    return kPermuted ? warp0 + r * Tiles + tile : warp0 + tile * TileRows + r;
+  }
+};
+
+// The k-tile's products into the warp's mma accumulators. 16-bit operands: ldmatrix (transposed
+// for [k][row] tiles) + m16n8k16. f32 operands on TF32 tensor cores (m16n8k8): ldmatrix for
+// [row][k] tiles (an 8x8 16-bit matrix is 8 rows x 4 words: the TF32 fragment's layout), and
+// permuted-row vector loads for [k][row] tiles. The operands' low 13 bits are not rounded away
+// first: the tensor cores ignore them, as Hopper's wgmma does for cuDNN's and cuBLAS's TF32.
 template <class View, class Cfg>
 __device__ __forceinline__ void mma_k_tile(const typename View::Elem* as, const typename View::Elem* bs,
                                            float (&acc)[Cfg::BM / Cfg::WarpsM / 16][Cfg::BN / Cfg::WarpsN / 8][4],
@@ -215,74 +249,74 @@ __device__ __forceinline__ void mma_k_tile(const typename View::Elem* as, const 
   using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
   using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
   constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
-#pragma unroll
-  for (int ks = 0; ks < Cfg::BK; ks += 16) {
-    unsigned a[FM][4], b[FN][2];
-#pragma unroll
-    for (int i = 0; i < FM; ++i) {
-      const int m = warp_m0 + i * 16;
-      if constexpr (View::kAAlongK) {  // [m][k]: blocks (m, k), (m+8, k), (m, k+8), (m+8, k+8)
-        ldmatrix_x4(a[i], as + ATile::index(m + lane % 16, ks + lane / 16 * 8), false);
-      } else {  // [k][m], transposed blocks in the same order
-        ldmatrix_x4(a[i], as + ATile::index(m + lane / 8 % 2 * 8, ks + lane / 16 * 8 + lane % 8), true);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j + 1 < FN; j += 2) {  // n-tiles j and j+1 with one x4
-      const int n = warp_n0 + j * 8;
-      unsigned r[4];
-      if constexpr (View::kBAlongK) {  // [n][k]: blocks (n, k), (n, k+8), (n+8, k), (n+8, k+8)
-        ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8 + lane % 8, ks + lane / 8 % 2 * 8), false);
-      } else {  // [k][n]: transposed blocks (k, n), (k+8, n), (k, n+8), (k+8, n+8)
-        ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8, ks + lane / 8 % 2 * 8 + lane % 8), true);
-      }
-      b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
-    }
-    if constexpr (FN % 2 == 1) {
-      const int n = warp_n0 + (FN - 1) * 8, l = lane % 16;
-      if constexpr (View::kBAlongK) {
-        ldmatrix_x2(b[FN - 1], bs + BTile::index(n + l % 8, ks + l / 8 * 8), false);
-      } else {
-        ldmatrix_x2(b[FN - 1], bs + BTile::index(n, ks + l / 8 * 8 + l % 8), true);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < FM; ++i)
-#pragma unroll
-      for (int j = 0; j < FN; ++j) mma_16816<T>(acc[i][j], a[i], b[j]);
-  }
-}
-
-// The k-tile's products into the warp's accumulators, f32 operands on TF32 tensor cores.
-template <class View, class Cfg>
-__device__ __forceinline__ void mma_k_tile_tf32(const float* as, const float* bs,
-                                                float (&acc)[Cfg::BM / Cfg::WarpsM / 16][Cfg::BN / Cfg::WarpsN / 8][4],
-                                                int warp_m0, int warp_n0, int lane) {
-  using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
-  using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
-  constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
+  constexpr int kStep = Cfg::kTf32 ? 8 : 16;  // the mma's k
+  constexpr int kHalf = kStep / 2;            // k offset of an 8x8 16-bit matrix's second half
+  using RowsOfA = FragmentRows<Cfg, View::kAAlongK, FM, 16>;
+  using ColumnsOfB = FragmentRows<Cfg, View::kBAlongK, FN, 8>;
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int ks = 0; ks < Cfg::BK; ks += 8) {
+  for (int ks = 0; ks < Cfg::BK; ks += kStep) {
     unsigned a[FM][4], b[FN][2];
+    if constexpr (View::kAAlongK) {  // [m][k]: blocks (m, k), (m+8, k), (m, k+h), (m+8, k+h)
 #pragma unroll
-    for (int i = 0; i < FM; ++i) {
-      const int m = warp_m0 + i * 16 + g;
-      a[i][0] = to_tf32(as[ATile::index(m, ks + t)]);
-      a[i][1] = to_tf32(as[ATile::index(m + 8, ks + t)]);
-      a[i][2] = to_tf32(as[ATile::index(m, ks + t + 4)]);
-      a[i][3] = to_tf32(as[ATile::index(m + 8, ks + t + 4)]);
+      for (int i = 0; i < FM; ++i) {
+        ldmatrix_x4(a[i], as + ATile::index(warp_m0 + i * 16 + lane % 16, ks + lane / 16 * kHalf), false);
+      }
+    } else if constexpr (Cfg::kTf32) {  // a[i][2h + e] = (row g + 8e, k t + 4h) of every m-tile i
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          unsigned words[FM];
+          load_words<FM>(words, as + ATile::index(RowsOfA::row(warp_m0, 0, g + 8 * e), ks + t + 4 * h));
+#pragma unroll
+          for (int i = 0; i < FM; ++i) a[i][2 * h + e] = words[i];
+        }
+    } else {  // [k][m], transposed blocks in the same order
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        ldmatrix_x4(a[i], as + ATile::index(warp_m0 + i * 16 + lane / 8 % 2 * 8, ks + lane / 16 * 8 + lane % 8), true);
+      }
     }
+    if constexpr (Cfg::kTf32 && !View::kBAlongK) {  // b[j][h] = (k t + 4h, column g) of every n-tile j
 #pragma unroll
-    for (int j = 0; j < FN; ++j) {
-      const int n = warp_n0 + j * 8 + g;
-      b[j][0] = to_tf32(bs[BTile::index(n, ks + t)]);
-      b[j][1] = to_tf32(bs[BTile::index(n, ks + t + 4)]);
+      for (int h = 0; h < 2; ++h) {
+        unsigned words[FN];
+        load_words<FN>(words, bs + BTile::index(ColumnsOfB::row(warp_n0, 0, g), ks + t + 4 * h));
+#pragma unroll
+        for (int j = 0; j < FN; ++j) b[j][h] = words[j];
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j + 1 < FN; j += 2) {  // n-tiles j and j+1 with one x4
+        const int n = warp_n0 + j * 8;
+        unsigned r[4];
+        if constexpr (View::kBAlongK) {  // [n][k]: blocks (n, k), (n, k+h), (n+8, k), (n+8, k+h)
+          ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8 + lane % 8, ks + lane / 8 % 2 * kHalf), false);
+        } else {  // [k][n]: transposed blocks (k, n), (k+8, n), (k, n+8), (k+8, n+8)
+          ldmatrix_x4(r, bs + BTile::index(n + lane / 16 * 8, ks + lane / 8 % 2 * 8 + lane % 8), true);
+        }
+        b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+      }
+      if constexpr (FN % 2 == 1) {
+        const int n = warp_n0 + (FN - 1) * 8, l = lane % 16;
+        if constexpr (View::kBAlongK) {
+          ldmatrix_x2(b[FN - 1], bs + BTile::index(n + l % 8, ks + l / 8 * kHalf), false);
+        } else {
+          ldmatrix_x2(b[FN - 1], bs + BTile::index(n, ks + l / 8 * 8 + l % 8), true);
+        }
+      }
     }
 #pragma unroll
     for (int i = 0; i < FM; ++i)
 #pragma unroll
-      for (int j = 0; j < FN; ++j) mma_1688_tf32(acc[i][j], a[i], b[j]);
+      for (int j = 0; j < FN; ++j) {
+        if constexpr (Cfg::kTf32) {
+          mma_1688_tf32(acc[i][j], a[i], b[j]);
+        } else {
+          mma_16816<T>(acc[i][j], a[i], b[j]);
+        }
+      }
   }
 }
 
@@ -349,20 +383,17 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
     for (int j = 0; j < FN; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-  for_each_k_tile([&](const T* as, const T* bs) {
-    if constexpr (Cfg::kTf32) {
-      mma_k_tile_tf32<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane);
-    } else {
-      mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane);
-    }
-  });
+  for_each_k_tile([&](const T* as, const T* bs) { mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane); });
+  using RowsOfA = FragmentRows<Cfg, View::kAAlongK, FM, 16>;
+  using ColumnsOfB = FragmentRows<Cfg, View::kBAlongK, FN, 8>;
 #pragma unroll
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        stage_output(warp_m0 + i * 16 + lane / 4 + e / 2 * 8, warp_n0 + j * 8 + lane % 4 * 2 + e % 2, acc[i][j][e]);
+      for (int e = 0; e < 4; ++e) {  // accumulator e: mma row lane/4 + 8 (e/2), column 2 (lane%4) + e%2
+        stage_output(RowsOfA::row(warp_m0, i, lane / 4 + e / 2 * 8),
+                     ColumnsOfB::row(warp_n0, j, lane % 4 * 2 + e % 2), acc[i][j][e]);
       }
   __syncthreads();
 

@@ -85,14 +85,8 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
   }
 }
 
-// f32 -> TF32 (round to nearest, ties away), as an mma operand register.
-__device__ __forceinline__ unsigned to_tf32(float value) {
-  unsigned out;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(value));
-  return out;
-}
-
-// c += a * b on one 16x8x8 tile of TF32 operands, f32 accumulation.
+// c += a * b on one 16x8x8 tile of TF32 operands (f32 bit patterns: the tensor cores ignore
+// the low 13 bits), f32 accumulation.
 __device__ __forceinline__ void mma_1688_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
