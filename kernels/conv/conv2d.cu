@@ -33,6 +33,17 @@ namespace oomlab::ops::detail {
 namespace {
 
 // ---- the three GEMM views of a convolution (see implicit_gemm.cuh for the contract) ----
+//
+// A tap's element offset is split into a part fixed per GEMM row (decoded once per kernel) and a
+// part fixed per reduction index (decoded once per k-tile for operands contiguous along Kd), so a
+// copy costs one bounds check and one add. A row or reduction index past the GEMM's end gets a
+// coordinate of kNowhere: the bounds check that finds padding taps finds it too.
+constexpr int kNowhere = -(1 << 30);
+
+// Whether pixel (h, w) lies inside an H x W image (padding taps fall outside).
+__device__ __forceinline__ bool inside(int h, int w, int H, int W) {
+  return static_cast<unsigned>(h) < static_cast<unsigned>(H) && static_cast<unsigned>(w) < static_cast<unsigned>(W);
+}
 
 template <class T>
 struct ForwardGemm {
@@ -50,27 +61,24 @@ struct ForwardGemm {
   int H, W, C, stride, pad;
   FastDivmod div_q, div_p, div_c, div_s;
 
-  struct ARow { std::int64_t image; int h0, w0; bool valid; };
+  // x[n, h0 + r, w0 + s, c] (h0 = p * stride - pad) = x[row.base + k.delta].
+  struct ARow { std::int64_t base; int h0, w0; };
   __device__ ARow a_row(int m) const {
     int pq, q, n, p;
     div_q.divmod(m, pq, q);
     div_p.divmod(pq, n, p);
-    return {static_cast<std::int64_t>(n) * H * W * C, p * stride - pad, q * stride - pad, m < M};
+    const int h0 = p * stride - pad, w0 = q * stride - pad;
+    return {((static_cast<std::int64_t>(n) * H + h0) * W + w0) * C, m < M ? h0 : kNowhere, w0};
   }
-  struct AK { int r, s, c; bool valid; };
+  struct AK { std::int64_t delta; int r, s; };
   __device__ AK a_k(int kk) const {
     int rs, c, r, s;
     div_c.divmod(kk, rs, c);
     div_s.divmod(rs, r, s);
-    return {r, s, c, kk < Kd};
+    return {(static_cast<std::int64_t>(r) * W + s) * C + c, kk < Kd ? r : kNowhere, s};
   }
   __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    const int h = row.h0 + k.r, w = row.w0 + k.s;
-    if (!row.valid || !k.valid || static_cast<unsigned>(h) >= static_cast<unsigned>(H) ||
-        static_cast<unsigned>(w) >= static_cast<unsigned>(W)) {
-      return -1;
-    }
-    return row.image + (static_cast<std::int64_t>(h) * W + w) * C + k.c;
+    return inside(row.h0 + k.r, row.w0 + k.s, H, W) ? row.base + k.delta : -1;
   }
   struct BRow { std::int64_t start; bool valid; };
   __device__ BRow b_row(int n) const { return {static_cast<std::int64_t>(n) * Kd, n < N}; }
@@ -114,38 +122,38 @@ struct BackwardDataGemm {
     h = phase_h + stride * i;
     w = phase_w + stride * j;
   }
-  // p0, q0: the dy pixel tap (tap_r0, tap_s0) reads; tap index (ri, si) reads (p0 - ri, q0 - si).
-  struct ARow { std::int64_t image; int p0, q0; bool valid; };
+  // p0, q0: the dy pixel tap (tap_r0, tap_s0) reads; tap index (ri, si) reads (p0 - ri, q0 - si):
+  // dy[n, p0 - ri, q0 - si, k] = dy[row.base + k.delta].
+  struct ARow { std::int64_t base; int p0, q0; };
   __device__ ARow a_row(int m) const {
     int n, h, w;
     pixel(m, n, h, w);
-    return {static_cast<std::int64_t>(n) * P * Q * K, (h + pad - tap_r0) / stride,
-            (w + pad - tap_s0) / stride, m < M};
+    const int p0 = (h + pad - tap_r0) / stride, q0 = (w + pad - tap_s0) / stride;
+    return {((static_cast<std::int64_t>(n) * P + p0) * Q + q0) * K, m < M ? p0 : kNowhere, q0};
   }
   // Reduction index kk = (ri * taps_s + si) * K + k: the phase's tap (ri, si) and channel k.
-  struct AK { int ri, si, k; bool valid; };
-  __device__ AK a_k(int kk) const {
-    AK tap;
+  struct Tap { int ri, si, k; };
+  __device__ Tap tap_of(int kk) const {
+    Tap tap;
     int rs;
     div_k.divmod(kk, rs, tap.k);
     div_s.divmod(rs, tap.ri, tap.si);
-    tap.valid = kk < Kd;
     return tap;
   }
+  struct AK { std::int64_t delta; int ri, si; };
+  __device__ AK a_k(int kk) const {
+    const Tap tap = tap_of(kk);
+    return {tap.k - (static_cast<std::int64_t>(tap.ri) * Q + tap.si) * K, kk < Kd ? tap.ri : -kNowhere, tap.si};
+  }
   __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    const int p = row.p0 - k.ri, q = row.q0 - k.si;
-    if (!row.valid || !k.valid || static_cast<unsigned>(p) >= static_cast<unsigned>(P) ||
-        static_cast<unsigned>(q) >= static_cast<unsigned>(Q)) {
-      return -1;
-    }
-    return row.image + (static_cast<std::int64_t>(p) * Q + q) * K + k.k;
+    return inside(row.p0 - k.ri, row.q0 - k.si, P, Q) ? row.base + k.delta : -1;
   }
   struct BRow { int c; bool valid; };
   __device__ BRow b_row(int n) const { return {n, n < N}; }
   struct BK { int k, rs; bool valid; };
   __device__ BK b_k(int kk) const {
-    const AK tap = a_k(kk);  // the same decode; the weight wants the tap's (r, s) in the kernel
-    return {tap.k, (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si, tap.valid};
+    const Tap tap = tap_of(kk);  // the same decode; the weight wants the tap's (r, s) in the kernel
+    return {tap.k, (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si, kk < Kd};
   }
   __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
     if (!row.valid || !k.valid) return -1;
@@ -175,27 +183,25 @@ struct BackwardWeightGemm {
   int H, W, C, stride, pad;
   FastDivmod div_c, div_s, div_q, div_p;
 
-  struct ARow { int r, s, c; bool valid; };
+  // x[n, h0 + r, w0 + s, c] (h0 = p * stride - pad) = x[k.base + row.delta]: here the tap and
+  // channel are the row's, the pixel the reduction index's.
+  struct ARow { std::int64_t delta; int r, s; };
   __device__ ARow a_row(int m) const {
     int rs, c, r, s;
     div_c.divmod(m, rs, c);
     div_s.divmod(rs, r, s);
-    return {r, s, c, m < M};
+    return {(static_cast<std::int64_t>(r) * W + s) * C + c, m < M ? r : kNowhere, s};
   }
-  struct AK { std::int64_t image; int h0, w0; bool valid; };
+  struct AK { std::int64_t base; int h0, w0; };
   __device__ AK a_k(int kk) const {
     int np, q, n, p;
     div_q.divmod(kk, np, q);
     div_p.divmod(np, n, p);
-    return {static_cast<std::int64_t>(n) * H * W * C, p * stride - pad, q * stride - pad, kk < Kd};
+    const int h0 = p * stride - pad, w0 = q * stride - pad;
+    return {((static_cast<std::int64_t>(n) * H + h0) * W + w0) * C, kk < Kd ? h0 : kNowhere, w0};
   }
   __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    const int h = k.h0 + row.r, w = k.w0 + row.s;
-    if (!row.valid || !k.valid || static_cast<unsigned>(h) >= static_cast<unsigned>(H) ||
-        static_cast<unsigned>(w) >= static_cast<unsigned>(W)) {
-      return -1;
-    }
-    return k.image + (static_cast<std::int64_t>(h) * W + w) * C + row.c;
+    return inside(k.h0 + row.r, k.w0 + row.s, H, W) ? k.base + row.delta : -1;
   }
   struct BRow { int k; bool valid; };
   __device__ BRow b_row(int n) const { return {n, n < N}; }
