@@ -18,6 +18,8 @@
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps); else 128x16 / 128x8 (8x1).
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
@@ -77,15 +79,15 @@ struct ForwardGemm {
     div_s.divmod(rs, r, s);
     return {(static_cast<std::int64_t>(r) * W + s) * C + c, kk < Kd ? r : kNowhere, s};
   }
-  __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    return inside(row.h0 + k.r, row.w0 + k.s, H, W) ? row.base + k.delta : -1;
+  __device__ Gather a_gather(const ARow& row, const AK& k) const {
+    return {row.base + k.delta, inside(row.h0 + k.r, row.w0 + k.s, H, W)};
   }
   struct BRow { std::int64_t start; bool valid; };
   __device__ BRow b_row(int n) const { return {static_cast<std::int64_t>(n) * Kd, n < N}; }
   struct BK { int kk; bool valid; };
   __device__ BK b_k(int kk) const { return {kk, kk < Kd}; }
-  __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
-    return row.valid && k.valid ? row.start + k.kk : -1;
+  __device__ Gather b_gather(const BRow& row, const BK& k) const {
+    return {row.start + k.kk, row.valid && k.valid};
   }
   __device__ float out_value(int, int n, float value) const {
     return bias != nullptr ? value + to_f32(bias[n]) : value;
@@ -145,8 +147,8 @@ struct BackwardDataGemm {
     const Tap tap = tap_of(kk);
     return {tap.k - (static_cast<std::int64_t>(tap.ri) * Q + tap.si) * K, kk < Kd ? tap.ri : -kNowhere, tap.si};
   }
-  __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    return inside(row.p0 - k.ri, row.q0 - k.si, P, Q) ? row.base + k.delta : -1;
+  __device__ Gather a_gather(const ARow& row, const AK& k) const {
+    return {row.base + k.delta, inside(row.p0 - k.ri, row.q0 - k.si, P, Q)};
   }
   struct BRow { int c; bool valid; };
   __device__ BRow b_row(int n) const { return {n, n < N}; }
@@ -155,9 +157,8 @@ struct BackwardDataGemm {
     const Tap tap = tap_of(kk);  // the same decode; the weight wants the tap's (r, s) in the kernel
     return {tap.k, (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si, kk < Kd};
   }
-  __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
-    if (!row.valid || !k.valid) return -1;
-    return (static_cast<std::int64_t>(k.k) * RS + k.rs) * N + row.c;
+  __device__ Gather b_gather(const BRow& row, const BK& k) const {
+    return {(static_cast<std::int64_t>(k.k) * RS + k.rs) * N + row.c, row.valid && k.valid};
   }
   __device__ float out_value(int, int, float value) const { return value; }
   __device__ std::int64_t out_index(int m, int n) const {
@@ -200,15 +201,15 @@ struct BackwardWeightGemm {
     const int h0 = p * stride - pad, w0 = q * stride - pad;
     return {((static_cast<std::int64_t>(n) * H + h0) * W + w0) * C, kk < Kd ? h0 : kNowhere, w0};
   }
-  __device__ std::int64_t a_offset(const ARow& row, const AK& k) const {
-    return inside(k.h0 + row.r, k.w0 + row.s, H, W) ? k.base + row.delta : -1;
+  __device__ Gather a_gather(const ARow& row, const AK& k) const {
+    return {k.base + row.delta, inside(k.h0 + row.r, k.w0 + row.s, H, W)};
   }
   struct BRow { int k; bool valid; };
   __device__ BRow b_row(int n) const { return {n, n < N}; }
   struct BK { int kk; bool valid; };
   __device__ BK b_k(int kk) const { return {kk, kk < Kd}; }
-  __device__ std::int64_t b_offset(const BRow& row, const BK& k) const {
-    return row.valid && k.valid ? static_cast<std::int64_t>(k.kk) * N + row.k : -1;
+  __device__ Gather b_gather(const BRow& row, const BK& k) const {
+    return {static_cast<std::int64_t>(k.kk) * N + row.k, row.valid && k.valid};
   }
   __device__ float out_value(int, int, float value) const { return value; }
   __device__ std::int64_t out_index(int m, int n) const {
@@ -253,7 +254,16 @@ void launch_weight_gemm(const View& view, bool vec_a, bool vec_b, int k_per_spli
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 128, 16, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
   } else {
-    launch_implicit_gemm<View, GemmConfig<T, 64, 64, 2, 2, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
+    // EXPERIMENT (removed before landing): wgrad tile shapes measured side by side.
+    static const char* tile = std::getenv("OOMLAB_EXPERIMENT_WGRAD_TILE");
+    const std::string choice = tile ? tile : "";
+    if (choice == "128x128" && view.N >= 128) {
+      launch_implicit_gemm<View, GemmConfig<T, 128, 128, 2, 4, 3>>(view, vec_a, vec_b, k_per_split, splits, stream);
+    } else if ((choice == "128x64" || choice == "128x128") && view.N >= 64) {
+      launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, k_per_split, splits, stream);
+    } else {
+      launch_implicit_gemm<View, GemmConfig<T, 64, 64, 2, 2, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
+    }
   }
 }
 

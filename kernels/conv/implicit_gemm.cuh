@@ -3,11 +3,12 @@
 // C(M x N) = A(M x Kd) * B(Kd x N), operands gathered from the tensors by a view:
 //   view.a_row(m) / view.b_row(n)        per-row precomputation, fixed for the whole kernel
 //   view.a_k(kk) / view.b_k(kk)          per-reduction-index decode (tap, channel or pixel)
-//   view.a_offset(row, k), b_offset      element offset, or -1 for a zero (padding, tails)
+//   view.a_gather(row, k), b_gather      a Gather: element offset, and whether it exists (else a
+//                                        zero: padding, tails; the offset is then not read)
 //   view.out_index(m, n), out_value      where C goes and what is stored (bias, rounding)
 //   kAAlongK / kBAlongK / kOutAlongM     which dim of each operand / of C is contiguous
 // Each thread's copy slots are fixed for the whole kernel, so per k-tile a thread decodes only
-// the reduction indices it touches (one for operands contiguous along Kd) with FastDivmod.
+// the reduction index its 16-byte copies share (FastDivmod) and adds it to rows it precomputed.
 //
 // Pipeline: Stages-deep ring of shared-memory tiles filled by 16-byte cp.async (zero-filled for
 // padding), one __syncthreads per k-tile; element-by-element copies when the contiguous extent
@@ -74,6 +75,12 @@ struct OperandTile {
   }
 };
 
+// Where an operand element comes from: its offset in the tensor, or nothing (a zero).
+struct Gather {
+  std::int64_t offset;
+  bool valid;
+};
+
 // The A or B side of a view, so one loader serves both.
 template <class View>
 struct ASide {
@@ -82,8 +89,8 @@ struct ASide {
   using K = typename View::AK;
   static __device__ __forceinline__ Row row(const View& v, int m) { return v.a_row(m); }
   static __device__ __forceinline__ K k(const View& v, int kk) { return v.a_k(kk); }
-  static __device__ __forceinline__ std::int64_t offset(const View& v, const Row& r, const K& k) {
-    return v.a_offset(r, k);
+  static __device__ __forceinline__ Gather gather(const View& v, const Row& r, const K& k) {
+    return v.a_gather(r, k);
   }
   static __device__ __forceinline__ const typename View::Elem* source(const View& v) { return v.a; }
 };
@@ -94,15 +101,17 @@ struct BSide {
   using K = typename View::BK;
   static __device__ __forceinline__ Row row(const View& v, int n) { return v.b_row(n); }
   static __device__ __forceinline__ K k(const View& v, int kk) { return v.b_k(kk); }
-  static __device__ __forceinline__ std::int64_t offset(const View& v, const Row& r, const K& k) {
-    return v.b_offset(r, k);
+  static __device__ __forceinline__ Gather gather(const View& v, const Row& r, const K& k) {
+    return v.b_gather(r, k);
   }
   static __device__ __forceinline__ const typename View::Elem* source(const View& v) { return v.b; }
 };
 
-// Fills one operand tile for the k-tile starting at k0. Vectorised: thread slots are fixed, so
-// AlongK tiles keep one reduction column per thread (decoded once per k-tile) and precompute
-// their rows once; the others keep one row and decode a reduction index per copy.
+// Fills one operand tile for the k-tile starting at k0. Vectorised: each thread's copies share
+// one reduction index, decoded once per k-tile, and have rows fixed for the whole kernel
+// (precomputed once). [row][k] tiles: a thread's 16-byte chunk of k is fixed, its rows strided;
+// [k][row] tiles: kLineThreads threads share a k line, each taking every kLineThreads-th chunk of
+// rows. Element copies decode per copy.
 template <class View, class Side, class Cfg, int Rows, bool Vectorised>
 struct OperandLoader {
   using T = typename View::Elem;
@@ -110,29 +119,31 @@ struct OperandLoader {
   static constexpr bool kAlongK = Side::kAlongK;
   static constexpr int kVecPerLine = Tile::kContiguous / Cfg::kVec;  // 16-byte copies per smem row
   static constexpr int kVectors = Rows * Cfg::BK / Cfg::kVec;
-  static constexpr int kIters = (kVectors + Cfg::kThreads - 1) / Cfg::kThreads;
-  static_assert(Cfg::kThreads % kVecPerLine == 0 || kVectors <= Cfg::kThreads,
-                "a thread's contiguous-dim slot is fixed");
+  static constexpr int kLineThreads = std::min(Cfg::kThreads / Cfg::BK, kVecPerLine);  // [k][row] tiles
+  static constexpr int kIters = kAlongK ? (kVectors + Cfg::kThreads - 1) / Cfg::kThreads : kVecPerLine / kLineThreads;
+  static_assert(!kAlongK || Cfg::kThreads % kVecPerLine == 0 || kVectors <= Cfg::kThreads,
+                "a thread's chunk of k is fixed");
+  static_assert(kAlongK || kVecPerLine % kLineThreads == 0, "a k line's chunks split evenly");
   static_assert(Cfg::kThreads % Cfg::BK == 0, "element copies: one reduction column per thread");
 
   // Element copies of a [k][row] tile keep one row per thread when the block covers whole
   // columns of rows: decoded once (the narrow-channel wgrad's x taps, the 64 -> 3 conv's dy).
   static constexpr bool kFixedElementRow = !Vectorised && !kAlongK && Cfg::kThreads % Rows == 0;
 
-  typename Side::Row rows[kAlongK ? kIters : 1];
+  typename Side::Row rows[Vectorised ? kIters : 1];
+
+  // The row (within the tile) of a [k][row] thread's i-th chunk.
+  static __device__ __forceinline__ int line_row(int i) {
+    return (threadIdx.x % kLineThreads + i * kLineThreads) * Cfg::kVec;
+  }
 
   __device__ OperandLoader(const View& view, int row0) {
     if constexpr (kFixedElementRow) {
       rows[0] = Side::row(view, row0 + threadIdx.x % Rows);
     } else if constexpr (Vectorised) {
-      if constexpr (kAlongK) {
 #pragma unroll
-        for (int i = 0; i < kIters; ++i) {
-          const int v = threadIdx.x + i * Cfg::kThreads;
-          rows[i] = Side::row(view, row0 + v / kVecPerLine);
-        }
-      } else {
-        rows[0] = Side::row(view, row0 + threadIdx.x % kVecPerLine * Cfg::kVec);
+      for (int i = 0; i < kIters; ++i) {
+        rows[i] = Side::row(view, row0 + (kAlongK ? (threadIdx.x + i * Cfg::kThreads) / kVecPerLine : line_row(i)));
       }
     }
   }
@@ -147,18 +158,17 @@ struct OperandLoader {
         for (int i = 0; i < kIters; ++i) {
           const int v = threadIdx.x + i * Cfg::kThreads;
           if (kVectors % Cfg::kThreads != 0 && v >= kVectors) break;
-          const std::int64_t at = Side::offset(view, rows[i], k);
-          cp_async_16(tile + Tile::index(v / kVecPerLine, kk), at >= 0 ? source + at : source, at >= 0);
+          const Gather from = Side::gather(view, rows[i], k);
+          cp_async_16(tile + Tile::index(v / kVecPerLine, kk), source + from.offset, from.valid);
         }
       } else {
-        const int row = threadIdx.x % kVecPerLine * Cfg::kVec;
+        if (Cfg::BK * kLineThreads < Cfg::kThreads && threadIdx.x >= Cfg::BK * kLineThreads) return;
+        const int kk = threadIdx.x / kLineThreads;
+        const typename Side::K k = Side::k(view, k0 + kk);
 #pragma unroll
         for (int i = 0; i < kIters; ++i) {
-          const int v = threadIdx.x + i * Cfg::kThreads;
-          if (kVectors % Cfg::kThreads != 0 && v >= kVectors) break;
-          const int kk = v / kVecPerLine;
-          const std::int64_t at = Side::offset(view, rows[0], Side::k(view, k0 + kk));
-          cp_async_16(tile + Tile::index(row, kk), at >= 0 ? source + at : source, at >= 0);
+          const Gather from = Side::gather(view, rows[i], k);
+          cp_async_16(tile + Tile::index(line_row(i), kk), source + from.offset, from.valid);
         }
       }
     } else if constexpr (kAlongK) {
@@ -166,20 +176,20 @@ struct OperandLoader {
       const int kk = threadIdx.x % Cfg::BK;
       const typename Side::K k = Side::k(view, k0 + kk);
       for (int row = threadIdx.x / Cfg::BK; row < Rows; row += Cfg::kThreads / Cfg::BK) {
-        const std::int64_t at = Side::offset(view, Side::row(view, row0 + row), k);
-        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+        const Gather from = Side::gather(view, Side::row(view, row0 + row), k);
+        tile[Tile::index(row, kk)] = from.valid ? source[from.offset] : from_f32<T>(0.0f);
       }
     } else if constexpr (kFixedElementRow) {
       const int row = threadIdx.x % Rows;
       for (int kk = threadIdx.x / Rows; kk < Cfg::BK; kk += Cfg::kThreads / Rows) {
-        const std::int64_t at = Side::offset(view, rows[0], Side::k(view, k0 + kk));
-        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+        const Gather from = Side::gather(view, rows[0], Side::k(view, k0 + kk));
+        tile[Tile::index(row, kk)] = from.valid ? source[from.offset] : from_f32<T>(0.0f);
       }
     } else {
       for (int e = threadIdx.x; e < Rows * Cfg::BK; e += Cfg::kThreads) {
         const int row = e % Rows, kk = e / Rows;  // consecutive threads: consecutive rows
-        const std::int64_t at = Side::offset(view, Side::row(view, row0 + row), Side::k(view, k0 + kk));
-        tile[Tile::index(row, kk)] = at >= 0 ? source[at] : from_f32<T>(0.0f);
+        const Gather from = Side::gather(view, Side::row(view, row0 + row), Side::k(view, k0 + kk));
+        tile[Tile::index(row, kk)] = from.valid ? source[from.offset] : from_f32<T>(0.0f);
       }
     }
   }
