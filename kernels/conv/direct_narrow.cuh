@@ -139,6 +139,18 @@ struct TileTaps {
     return {first, p.stride, count, quotient - p.offset / p.stride - cell_col0, -1};
   }
 
+  // Calls visit(tap, cell_col, rows) for every tap (r, s) that reaches the thread's column.
+  template <class Visit>
+  __device__ __forceinline__ void for_each_tap(const NarrowConv<T>& p, const ColumnTaps& taps, Visit&& visit) const {
+    for (int r = 0; r < p.R; ++r) {
+      int rows[kNarrowTileRows];
+      tap_rows(p, r, rows);
+      for (int t = 0; t < taps.count; ++t) {
+        visit(r * p.S + taps.first + t * taps.step, taps.cell + t * taps.cell_step, rows);
+      }
+    }
+  }
+
   __device__ bool inside(const NarrowConv<T>& p, int row, int col) const {
     return static_cast<unsigned>(row) < static_cast<unsigned>(p.in_h) &&
            static_cast<unsigned>(col) < static_cast<unsigned>(p.in_w);
@@ -154,6 +166,14 @@ struct TileTaps {
     return row0 + i < p.out_h && col0 + column < p.out_w;
   }
 };
+
+// The first kCount values of a staged float4.
+template <int kCount>
+__device__ __forceinline__ void unpack(const float4& packed, float (&values)[kCount]) {
+  const float all[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+  for (int n = 0; n < kCount; ++n) values[n] = all[n];
+}
 
 // count (<= 8) consecutive channels, rounded to T once; 16-byte stores when all 8 are there and
 // the caller says the address allows it.
@@ -218,33 +238,23 @@ __global__ void __launch_bounds__(kNarrowInThreads, 2) narrow_in_kernel(NarrowCo
 #pragma unroll
     for (int j = 0; j < kNarrowInGroupChannels; ++j) acc[i][j] = 0.0f;
 
-  const auto column_taps = tile.column_taps(p, column);
-  for (int r = 0; r < p.R; ++r) {
-    int rows[kNarrowTileRows];
-    tile.tap_rows(p, r, rows);
-    for (int t = 0; t < column_taps.count; ++t) {
-      const int tap = r * p.S + column_taps.first + t * column_taps.step;
-      const int cell_col = column_taps.cell + t * column_taps.cell_step;
-      float weight[kNarrowInGroupChannels][kNarrow];
+  tile.for_each_tap(p, tile.column_taps(p, column), [&](int tap, int cell_col, const int (&rows)[kNarrowTileRows]) {
+    float weight[kNarrowInGroupChannels][kNarrow];  // this thread's 8 output channels
 #pragma unroll
-      for (int j = 0; j < kNarrowInGroupChannels; ++j) {
-        const float4 packed = weights[(tap * kNarrowInGroupChannels + j) * kNarrowInGroups + group];
-        const float values[kNarrowMax] = {packed.x, packed.y, packed.z, packed.w};
-#pragma unroll
-        for (int n = 0; n < kNarrow; ++n) weight[j][n] = values[n];
-      }
-#pragma unroll
-      for (int i = 0; i < kNarrowTileRows; ++i) {
-        if (kTransposed && rows[i] < 0) continue;  // a row between dy pixels (warp-uniform)
-        const float4 packed = cells[rows[i] * p.cells_cols + cell_col];
-        const float values[kNarrowMax] = {packed.x, packed.y, packed.z, packed.w};
-#pragma unroll
-        for (int j = 0; j < kNarrowInGroupChannels; ++j)
-#pragma unroll
-          for (int n = 0; n < kNarrow; ++n) acc[i][j] = fmaf(weight[j][n], values[n], acc[i][j]);
-      }
+    for (int j = 0; j < kNarrowInGroupChannels; ++j) {
+      unpack(weights[(tap * kNarrowInGroupChannels + j) * kNarrowInGroups + group], weight[j]);
     }
-  }
+#pragma unroll
+    for (int i = 0; i < kNarrowTileRows; ++i) {
+      if (kTransposed && rows[i] < 0) continue;  // a row between dy pixels (warp-uniform)
+      float values[kNarrow];
+      unpack(cells[rows[i] * p.cells_cols + cell_col], values);
+#pragma unroll
+      for (int j = 0; j < kNarrowInGroupChannels; ++j)
+#pragma unroll
+        for (int n = 0; n < kNarrow; ++n) acc[i][j] = fmaf(weight[j][n], values[n], acc[i][j]);
+    }
+  });
 
   const int channel0 = chunk0 + group * kNarrowInGroupChannels;
   const int count = p.out_channels - channel0 < kNarrowInGroupChannels ? p.out_channels - channel0
@@ -329,33 +339,22 @@ __global__ void __launch_bounds__(kNarrowOutThreads, 4) narrow_out_kernel(Narrow
     __syncthreads();
 
     const float* quad_cells = cells + quad * 4;
-    for (int r = 0; r < p.R; ++r) {
-      int rows[kNarrowTileRows];
-      tile.tap_rows(p, r, rows);
-      for (int t = 0; t < column_taps.count; ++t) {
-        const int tap = r * p.S + column_taps.first + t * column_taps.step;
-        const int cell_col = column_taps.cell + t * column_taps.cell_step;
-        float weight[4][kNarrow];  // [this warp's 4 input channels][narrow output]
+    tile.for_each_tap(p, column_taps, [&](int tap, int cell_col, const int (&rows)[kNarrowTileRows]) {
+      float weight[4][kNarrow];  // [this warp's 4 input channels][narrow output]
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float4 packed = weights[tap * kNarrowOutChunk + quad * 4 + e];
-          const float values[kNarrowMax] = {packed.x, packed.y, packed.z, packed.w};
+      for (int e = 0; e < 4; ++e) unpack(weights[tap * kNarrowOutChunk + quad * 4 + e], weight[e]);
 #pragma unroll
-          for (int n = 0; n < kNarrow; ++n) weight[e][n] = values[n];
-        }
+      for (int i = 0; i < kNarrowTileRows; ++i) {
+        if (kTransposed && rows[i] < 0) continue;  // a row between dy pixels (warp-uniform)
+        float values[4];
+        unpack(*reinterpret_cast<const float4*>(quad_cells + (rows[i] * p.cells_cols + cell_col) * kNarrowOutCellStride),
+               values);
 #pragma unroll
-        for (int i = 0; i < kNarrowTileRows; ++i) {
-          if (kTransposed && rows[i] < 0) continue;  // a row between dy pixels (warp-uniform)
-          const float4 packed = *reinterpret_cast<const float4*>(
-              quad_cells + (rows[i] * p.cells_cols + cell_col) * kNarrowOutCellStride);
-          const float values[4] = {packed.x, packed.y, packed.z, packed.w};
+        for (int e = 0; e < 4; ++e)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-#pragma unroll
-            for (int n = 0; n < kNarrow; ++n) acc[i][n] = fmaf(values[e], weight[e][n], acc[i][n]);
-        }
+          for (int n = 0; n < kNarrow; ++n) acc[i][n] = fmaf(values[e], weight[e][n], acc[i][n]);
       }
-    }
+    });
   }
 
   // Sum the 4 warps in warp order through shared memory, then store the tile's outputs: a tile
