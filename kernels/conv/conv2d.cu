@@ -1,4 +1,4 @@
-// conv2d as implicit GEMM on CUDA: forward, backward-data and backward-weight.
+// conv2d on CUDA: forward, backward-data and backward-weight, as implicit GEMM.
 //
 // Each convolution is a GEMM C(M x N) = A(M x Kd) * B(Kd x N) whose operands are never
 // materialised: implicit_gemm.cuh gathers A and B tiles straight from the NHWC/KRSC tensors
@@ -9,28 +9,52 @@
 //   backward-weight, computed as dw^T:       M = r*s*c  N = k  Kd = n*p*q   A = x taps  B = dy
 // Backward-weight splits Kd into fixed ranges (plan_wgrad), each writing its own f32 partial,
 // summed in order afterwards: deterministic, no atomics.
-// With <= 4 channels on one side (the SR-GAN's RGB convs) backward-weight skips the GEMM: see
-// wgrad_small_channels.cuh (f32 FMAs over staged tiles, into the same split partials).
+// With <= 4 channels on one side (the SR-GAN's RGB convs) no pass uses the GEMM: forward and
+// backward-data run direct_narrow.cuh, backward-weight wgrad_small_channels.cuh (f32 FMAs over
+// staged tiles; exact f32 products, also for f32 tensors).
 //
-// Tile shapes (every dtype on tensor cores, f32 as TF32; warp tiles of 64x32 where the shape allows):
+// Engines and tile shapes (every dtype on tensor cores, f32 as TF32):
+//   forward with N >= 64 on Hopper: wgmma (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
+//   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 256x64 (4x2); N > 8: 256x16
-//   (8x1); else 256x8 (8x1): narrow outputs (the 64 -> 3 RGB conv) waste at most 5 of 8 columns.
+//   (8x1); else 256x8 (8x1): narrow outputs waste at most 5 of 8 columns.
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps); else 128x16 / 128x8 (8x1).
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
+#include "kernels/conv/direct_narrow.hpp"
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/conv/implicit_gemm.cuh"
+#include "kernels/conv/implicit_gemm_sm90.cuh"
 #include "kernels/conv/index_map.cuh"
 #include "kernels/conv/reduce_kernels.cuh"
 #include "kernels/conv/wgrad_small_channels.cuh"
 #include "kernels/core/check.hpp"
 
 namespace oomlab::ops::detail {
+
+namespace {
+std::atomic<bool> wgmma_allowed{true};
+}  // namespace
+
+void conv2d_allow_wgmma(bool allowed) { wgmma_allowed = allowed; }
+
+bool sm90_gemm_available() {
+  if (!OOMLAB_CUDA_SM90A || !wgmma_allowed) return false;
+  static const bool hopper = [] {
+    int device = 0, major = 0, minor = 0;
+    OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
+    OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return major == 9 && minor == 0;
+  }();
+  return hopper;
+}
 
 namespace {
 
@@ -235,12 +259,32 @@ struct SumSplits {
 // Tile shapes by output width (see the top of the file). Backward-weight has its own table.
 template <class View, class T>
 void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
+  if constexpr (View::kAAlongK && View::kBAlongK) {  // wgmma: K-major operands, n >= 64
+    if (view.N >= 64 && sm90_gemm_available()) {
+      static const char* stages = std::getenv("OOMLAB_EXPERIMENT_SM90_STAGES");  // EXPERIMENT
+      const bool three = stages != nullptr && std::string(stages) == "3";
+      if (view.N <= 64) {
+        if (three) launch_sm90_gemm<View, Sm90GemmConfig<T, 64, 3>>(view, vec_a, vec_b, stream);
+        else launch_sm90_gemm<View, Sm90GemmConfig<T, 64, 4>>(view, vec_a, vec_b, stream);
+      } else {
+        if (three) launch_sm90_gemm<View, Sm90GemmConfig<T, 128, 3>>(view, vec_a, vec_b, stream);
+        else launch_sm90_gemm<View, Sm90GemmConfig<T, 128, 4>>(view, vec_a, vec_b, stream);
+      }
+      return;
+    }
+  }
   if (view.N <= 8) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 8, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 16, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 64) {
-    launch_implicit_gemm<View, GemmConfig<T, 256, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
+    // EXPERIMENT (removed before landing): data-GEMM tile for 16 < N <= 64.
+    static const char* tile = std::getenv("OOMLAB_EXPERIMENT_DATA_TILE");
+    if (tile != nullptr && std::string(tile) == "128x64") {
+      launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
+    } else {
+      launch_implicit_gemm<View, GemmConfig<T, 256, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
+    }
   } else {
     launch_implicit_gemm<View, GemmConfig<T, 128, 128, 2, 4, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   }
@@ -296,6 +340,10 @@ void launch_backward_weight_gemm(const Conv2dGeometry& g, const void* x, const v
 
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
                          const void* bias, void* y, memory::StreamHandle stream) {
+  if (narrow_forward_applies(g)) {  // <= 4 channels on one side: direct kernels (direct_narrow.cuh)
+    narrow_forward_cuda(dtype, g, x, w, bias, y, stream);
+    return;
+  }
   dispatch_float(dtype, "conv2d_forward", [&](auto zero) {
     using T = decltype(zero);
     ForwardGemm<T> view{};
@@ -315,6 +363,10 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
 
 void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void* dy, const void* w,
                                void* dx, memory::StreamHandle stream) {
+  if (narrow_backward_data_applies(g)) {
+    narrow_backward_data_cuda(dtype, g, dy, w, dx, stream);
+    return;
+  }
   dispatch_float(dtype, "conv2d_backward_data", [&](auto zero) {
     using T = decltype(zero);
     const int stride = g.stride;

@@ -13,12 +13,13 @@
 // are the ones the scenarios use), stride >= 1, padding >= 0.
 //
 // CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
-// activations into shared memory on the fly). bf16/f16 run on tensor cores (ldmatrix + mma.sync
-// m16n8k16, f32 accumulate, a 3-4 stage cp.async pipeline); f32 runs on TF32 tensor cores
-// (operands cut to a 10-bit mantissa, the low 13 bits ignored as Hopper's tensor cores do for
-// cuDNN's and PyTorch's default f32 convolutions; f32 accumulate), so f32 results on cuda differ
-// from the host's exact f32 by ~1e-3 relative. Backward-weight with <= 4 channels on one side (the RGB convs) runs as f32 FMAs
-// instead (wgrad_small_channels.cuh), exact f32 products. Results are deterministic (no atomics).
+// activations into shared memory on the fly, a 3-4 stage cp.async pipeline, f32 accumulation):
+// on tensor cores by ldmatrix + mma.sync, and for forward on Hopper by wgmma. f32 runs on TF32
+// tensor cores (operands cut to a 10-bit mantissa: the low 13 bits ignored, as Hopper's tensor
+// cores do for cuDNN's and PyTorch's default f32 convolutions), so f32 results on cuda differ
+// from the host's exact f32 by ~1e-3 relative. With <= 4 channels on one side (the RGB convs)
+// every pass runs as f32 FMAs instead (direct_narrow.cuh, wgrad_small_channels.cuh): exact f32
+// products. Results are deterministic (no atomics).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -112,10 +112,10 @@ struct BSide {
 // (precomputed once). [row][k] tiles: a thread's 16-byte chunk of k is fixed, its rows strided;
 // [k][row] tiles: kLineThreads threads share a k line, each taking every kLineThreads-th chunk of
 // rows. Element copies decode per copy.
-template <class View, class Side, class Cfg, int Rows, bool Vectorised>
+template <class View, class Side, class Cfg, int Rows, bool Vectorised,
+          class Tile = OperandTile<Cfg, Rows, Side::kAlongK>>
 struct OperandLoader {
   using T = typename View::Elem;
-  using Tile = OperandTile<Cfg, Rows, Side::kAlongK>;
   static constexpr bool kAlongK = Side::kAlongK;
   static constexpr int kVecPerLine = Tile::kContiguous / Cfg::kVec;  // 16-byte copies per smem row
   static constexpr int kVectors = Rows * Cfg::BK / Cfg::kVec;
@@ -330,15 +330,51 @@ __device__ __forceinline__ void mma_k_tile(const typename View::Elem* as, const 
   }
 }
 
+// Epilogue, step 1: accumulator value of C(m0 + m_local, n0 + n_local) -> the staged output tile
+// (through the view's out_value: bias, rounding; zero outside C).
+template <class View, class Cfg>
+__device__ __forceinline__ void stage_output(const View& view, typename View::Out* c_tile, int m0, int n0,
+                                             int m_local, int n_local, float value) {
+  using Out = typename View::Out;
+  const int m = m0 + m_local, n = n0 + n_local;
+  c_tile[OutputTile<View, Cfg>::index(m_local, n_local)] =
+      m < view.M && n < view.N ? from_f32<Out>(view.out_value(m, n, value)) : from_f32<Out>(0.0f);
+}
+
+// Epilogue, step 2 (after a barrier): the staged tile -> C, 16-byte stores along C's contiguous
+// dim where whole vectors fit, element stores otherwise.
+template <class View, class Cfg>
+__device__ __forceinline__ void write_output_tile(const View& view, const typename View::Out* c_tile, int m0, int n0) {
+  using Out = typename View::Out;
+  using CTile = OutputTile<View, Cfg>;
+  constexpr int kVecPerLine = (CTile::kContiguous + CTile::kVec - 1) / CTile::kVec;
+  const int contiguous0 = View::kOutAlongM ? m0 : n0, other0 = View::kOutAlongM ? n0 : m0;
+  const int contiguous_extent = View::kOutAlongM ? view.M : view.N;
+  const int other_extent = View::kOutAlongM ? view.N : view.M;
+  for (int v = threadIdx.x; v < CTile::kOther * kVecPerLine; v += Cfg::kThreads) {
+    const int other = v / kVecPerLine, along = v % kVecPerLine * CTile::kVec;
+    if (other0 + other >= other_extent) continue;
+    const int m_local = View::kOutAlongM ? along : other, n_local = View::kOutAlongM ? other : along;
+    const std::int64_t at = view.out_index(m0 + m_local, n0 + n_local);
+    const Out* staged = c_tile + CTile::index(m_local, n_local);
+    if (view.vector_out && contiguous0 + along + CTile::kVec <= contiguous_extent &&
+        along + CTile::kVec <= CTile::kContiguous) {
+      store128(view.out + at, *reinterpret_cast<const Pack128<Out>*>(staged));
+    } else {
+      for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent; ++e) {
+        view.out[at + e] = staged[e];
+      }
+    }
+  }
+}
+
 // One block computes C[m0 .. m0+BM) x [n0 .. n0+BN) over the reduction range of split
 // blockIdx.z ([z * k_per_split, ...), a multiple of BK long).
 template <class View, class Cfg, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view, int k_per_split) {
   using T = typename View::Elem;
-  using Out = typename View::Out;
   using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
   using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
-  using CTile = OutputTile<View, Cfg>;
   constexpr int kStageElements = ATile::kElements + BTile::kElements;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
   T* stages = reinterpret_cast<T*>(shared_bytes);
@@ -375,13 +411,6 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
     __syncthreads();  // the stages are free for the output tile
   };
 
-  Out* c_tile = reinterpret_cast<Out*>(shared_bytes);
-  auto stage_output = [&](int m_local, int n_local, float value) {
-    const int m = m0 + m_local, n = n0 + n_local;
-    c_tile[CTile::index(m_local, n_local)] =
-        m < view.M && n < view.N ? from_f32<Out>(view.out_value(m, n, value)) : from_f32<Out>(0.0f);
-  };
-
   constexpr int FM = Cfg::BM / Cfg::WarpsM / 16, FN = Cfg::BN / Cfg::WarpsN / 8;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_m0 = warp / Cfg::WarpsN * (Cfg::BM / Cfg::WarpsM);
@@ -394,6 +423,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
   for_each_k_tile([&](const T* as, const T* bs) { mma_k_tile<View, Cfg>(as, bs, acc, warp_m0, warp_n0, lane); });
+  typename View::Out* c_tile = reinterpret_cast<typename View::Out*>(shared_bytes);
   using RowsOfA = FragmentRows<Cfg, View::kAAlongK, FM, 16>;
   using ColumnsOfB = FragmentRows<Cfg, View::kBAlongK, FN, 8>;
 #pragma unroll
@@ -402,31 +432,11 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
     for (int j = 0; j < FN; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {  // accumulator e: mma row lane/4 + 8 (e/2), column 2 (lane%4) + e%2
-        stage_output(RowsOfA::row(warp_m0, i, lane / 4 + e / 2 * 8),
-                     ColumnsOfB::row(warp_n0, j, lane % 4 * 2 + e % 2), acc[i][j][e]);
+        stage_output<View, Cfg>(view, c_tile, m0, n0, RowsOfA::row(warp_m0, i, lane / 4 + e / 2 * 8),
+                                ColumnsOfB::row(warp_n0, j, lane % 4 * 2 + e % 2), acc[i][j][e]);
       }
   __syncthreads();
-
-  // 16-byte stores along C's contiguous dim where whole vectors fit; element stores otherwise.
-  constexpr int kVecPerLine = (CTile::kContiguous + CTile::kVec - 1) / CTile::kVec;
-  const int contiguous0 = View::kOutAlongM ? m0 : n0, other0 = View::kOutAlongM ? n0 : m0;
-  const int contiguous_extent = View::kOutAlongM ? view.M : view.N;
-  const int other_extent = View::kOutAlongM ? view.N : view.M;
-  for (int v = threadIdx.x; v < CTile::kOther * kVecPerLine; v += Cfg::kThreads) {
-    const int other = v / kVecPerLine, along = v % kVecPerLine * CTile::kVec;
-    if (other0 + other >= other_extent) continue;
-    const int m_local = View::kOutAlongM ? along : other, n_local = View::kOutAlongM ? other : along;
-    const std::int64_t at = view.out_index(m0 + m_local, n0 + n_local);
-    const Out* staged = c_tile + CTile::index(m_local, n_local);
-    if (view.vector_out && contiguous0 + along + CTile::kVec <= contiguous_extent &&
-        along + CTile::kVec <= CTile::kContiguous) {
-      store128(view.out + at, *reinterpret_cast<const Pack128<Out>*>(staged));
-    } else {
-      for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent; ++e) {
-        view.out[at + e] = staged[e];
-      }
-    }
-  }
+  write_output_tile<View, Cfg>(view, c_tile, m0, n0);
 }
 
 // One kernel variant; > 48 KiB of dynamic shared memory must be asked for once per kernel.

@@ -1,7 +1,8 @@
 // Warp-level tensor-core and async-copy instructions of sm_80+, shared by the conv implicit GEMM
 // and fused attention: cp.async (16- and 4-byte global -> shared, zero-fill), ldmatrix (plain and
 // .trans) and mma.sync m16n8k16 with f32 accumulation, for bf16 and f16; mma.sync m16n8k8 on
-// TF32 for f32 operands (rounded to TF32's 10-bit mantissa first, like cuDNN's default for f32).
+// TF32 for f32 operands (f32 bit patterns; the tensor cores ignore the low 13 bits, as Hopper's
+// wgmma does for cuDNN's default f32 convolutions).
 // Fragment layouts of m16n8k16 (PTX ISA), g = lane / 4, t = lane % 4:
 //   A 16x16: a[0] = (g, 2t..), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..), a[3] = (g+8, 2t+8..)
 //   B 16x8 (k x n): b[0] = (k 2t..2t+1, n g), b[1] = (k 2t+8.., n g)

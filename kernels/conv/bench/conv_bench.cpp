@@ -27,6 +27,7 @@
 #include "harness/device/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_launch.hpp"
 #include "kernels/core/tensor.hpp"
 
 namespace {
@@ -234,7 +235,7 @@ void set_counters(benchmark::State& state, const Problem& p, DType dtype, int pa
   state.SetLabel(std::string(p.name) + " " + oomlab::dtype_name(dtype) + " " + pass_name(pass));
 }
 
-void BM_conv2d_ours(benchmark::State& state) {
+void run_ours_benchmark(benchmark::State& state) {
   const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(2));
   const DType dtype = kDTypes[state.range(1)];
   if (!oomlab::cuda_available()) {
@@ -254,6 +255,16 @@ void BM_conv2d_ours(benchmark::State& state) {
   state.counters["cudnn_ms"] = work.cudnn_ms[pass];
   state.counters["vs_cudnn"] = work.cudnn_ms[pass] / ours_ms;
 #endif
+}
+
+// Ours as the library runs it (forward on wgmma on Hopper).
+void BM_conv2d_ours(benchmark::State& state) { run_ours_benchmark(state); }
+
+// Ours with wgmma off: the mma.sync engine on the same GPU (forward is the pass that differs).
+void BM_conv2d_ours_mma_sync(benchmark::State& state) {
+  oomlab::ops::detail::conv2d_allow_wgmma(false);
+  run_ours_benchmark(state);
+  oomlab::ops::detail::conv2d_allow_wgmma(true);
 }
 
 #if OOMLAB_HAVE_CUDNN
@@ -281,6 +292,7 @@ void all_problems_and_passes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_conv2d_ours)->Apply(all_problems_and_passes);
+BENCHMARK(BM_conv2d_ours_mma_sync)->Apply(all_problems_and_passes);
 #if OOMLAB_HAVE_CUDNN
 BENCHMARK(BM_conv2d_cudnn)->Apply(all_problems_and_passes);
 #endif

@@ -2,7 +2,8 @@
 // CPU reference on seeded random data, for f32, bf16 and f16 and shapes that exercise every path:
 // odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), every tile
 // shape (narrow 8/16-wide, 64-wide, 128x128), tails of every tile dim, 3x3 and 4x4, stride 1
-// and 2, padding 0-2. Backward-weight with <= 4 channels on one side has its own suite below.
+// and 2, padding 0-2; forward on both engines where Hopper's wgmma applies (wgmma and mma.sync).
+// Backward-weight with <= 4 channels on one side has its own suite below.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_launch.hpp"
 #include "kernels/conv/tests/gpu_test_support.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
@@ -46,6 +48,14 @@ testing::Tolerance conv_tolerance(DType dtype, std::int64_t terms) {
 
 class Conv2dGpu : public ::testing::TestWithParam<ConvCase> {};
 
+// Switches conv2d's wgmma path off for its scope (detail::conv2d_allow_wgmma).
+struct WgmmaOff {
+  WgmmaOff() { detail::conv2d_allow_wgmma(false); }
+  ~WgmmaOff() { detail::conv2d_allow_wgmma(true); }
+  WgmmaOff(const WgmmaOff&) = delete;
+  WgmmaOff& operator=(const WgmmaOff&) = delete;
+};
+
 TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   OOMLAB_REQUIRE_GPU();
   const ConvCase& c = GetParam();
@@ -79,10 +89,22 @@ TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   conv2d_backward_weight(gx, gdy, gdw, gdb, c.params);
   cuda.synchronize();
 
+  // The forward again with wgmma off: on Hopper the default is wgmma, this is the mma.sync path.
+  Tensor gy_mma_sync = Tensor::empty(cuda, y_shape, c.dtype);
+  gy_mma_sync.fill(std::nan(""));
+  {
+    const WgmmaOff off;
+    conv2d_forward(gx, gw, gbias, gy_mma_sync, c.params);
+    cuda.synchronize();
+  }
+
   const std::int64_t rsc = c.w[1] * c.w[2] * c.w[3], rsk = c.w[0] * c.w[1] * c.w[2];
   const std::int64_t npq = y_shape[0] * y_shape[1] * y_shape[2];
   EXPECT_TRUE(testing::all_close(gy.to_host_f32(), y_ref.to_host_f32(), conv_tolerance(c.dtype, rsc),
                                  "forward y"))
+      << c;
+  EXPECT_TRUE(testing::all_close(gy_mma_sync.to_host_f32(), y_ref.to_host_f32(), conv_tolerance(c.dtype, rsc),
+                                 "forward y (mma.sync)"))
       << c;
   EXPECT_TRUE(testing::all_close(gdx.to_host_f32(), dx_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, rsk), "backward-data dx"))
