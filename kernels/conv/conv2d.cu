@@ -16,14 +16,12 @@
 // Engines and tile shapes (every dtype on tensor cores, f32 as TF32):
 //   forward with N >= 64 on Hopper: wgmma (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
-//   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 256x64 (4x2); N > 8: 256x16
+//   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 128x64 (4x2); N > 8: 256x16
 //   (8x1); else 256x8 (8x1): narrow outputs waste at most 5 of 8 columns.
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
-//   warps); else 128x16 / 128x8 (8x1).
+//   warps; 16-bit: 128x128 for N >= 128, 128x64 for N >= 64); else 128x16 / 128x8 (8x1).
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
@@ -261,14 +259,13 @@ template <class View, class T>
 void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
   if constexpr (View::kAAlongK && View::kBAlongK) {  // wgmma: K-major operands, n >= 64
     if (view.N >= 64 && sm90_gemm_available()) {
-      static const char* stages = std::getenv("OOMLAB_EXPERIMENT_SM90_STAGES");  // EXPERIMENT
-      const bool three = stages != nullptr && std::string(stages) == "3";
+      // Ring depth measured in the SR-GAN (H200): f32 gains from 4 stages (1 block per SM),
+      // 16-bit from 3 (2 blocks per SM).
+      constexpr int kStages = std::is_same_v<T, float> ? 4 : 3;
       if (view.N <= 64) {
-        if (three) launch_sm90_gemm<View, Sm90GemmConfig<T, 64, 3>>(view, vec_a, vec_b, stream);
-        else launch_sm90_gemm<View, Sm90GemmConfig<T, 64, 4>>(view, vec_a, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, vec_a, vec_b, stream);
       } else {
-        if (three) launch_sm90_gemm<View, Sm90GemmConfig<T, 128, 3>>(view, vec_a, vec_b, stream);
-        else launch_sm90_gemm<View, Sm90GemmConfig<T, 128, 4>>(view, vec_a, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, vec_a, vec_b, stream);
       }
       return;
     }
@@ -278,13 +275,7 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 16, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 64) {
-    // EXPERIMENT (removed before landing): data-GEMM tile for 16 < N <= 64.
-    static const char* tile = std::getenv("OOMLAB_EXPERIMENT_DATA_TILE");
-    if (tile != nullptr && std::string(tile) == "128x64") {
-      launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
-    } else {
-      launch_implicit_gemm<View, GemmConfig<T, 256, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
-    }
+    launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else {
     launch_implicit_gemm<View, GemmConfig<T, 128, 128, 2, 4, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   }
@@ -297,17 +288,16 @@ void launch_weight_gemm(const View& view, bool vec_a, bool vec_b, int k_per_spli
     launch_implicit_gemm<View, GemmConfig<T, 128, 8, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 128, 16, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
-  } else {
-    // EXPERIMENT (removed before landing): wgrad tile shapes measured side by side.
-    static const char* tile = std::getenv("OOMLAB_EXPERIMENT_WGRAD_TILE");
-    const std::string choice = tile ? tile : "";
-    if (choice == "128x128" && view.N >= 128) {
+  } else if constexpr (!std::is_same_v<T, float>) {  // 16-bit: larger tiles measured faster (SR-GAN)
+    if (view.N >= 128) {
       launch_implicit_gemm<View, GemmConfig<T, 128, 128, 2, 4, 3>>(view, vec_a, vec_b, k_per_split, splits, stream);
-    } else if ((choice == "128x64" || choice == "128x128") && view.N >= 64) {
+    } else if (view.N >= 64) {
       launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, k_per_split, splits, stream);
     } else {
       launch_implicit_gemm<View, GemmConfig<T, 64, 64, 2, 2, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
     }
+  } else {
+    launch_implicit_gemm<View, GemmConfig<T, 64, 64, 2, 2, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
   }
 }
 
