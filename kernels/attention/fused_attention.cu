@@ -644,14 +644,6 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
 // ---------------------------------------------------------------------------------------------
 // kernel launchers
 
-// Opts a kernel into more than 48 KiB of dynamic shared memory (once per kernel and device is
-// enough, but the call is cheap and keeps the launchers stateless).
-template <class Kernel>
-void allow_shared_bytes(Kernel kernel, size_t bytes) {
-  OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(bytes)));
-}
-
 template <int kHeadDim>
 void launch_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out, float* lse,
                     cudaStream_t stream) {

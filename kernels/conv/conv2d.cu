@@ -14,8 +14,8 @@
 // staged tiles; exact f32 products, also for f32 tensors).
 //
 // Engines and tile shapes (every dtype on tensor cores, f32 as TF32):
-//   forward, and 16-bit backward-data, with N >= 64 on Hopper: wgmma (implicit_gemm_sm90.cuh),
-//   128 x 128 or 128 x 64 tiles.
+//   forward, and 16-bit backward-data, with N >= 64 and 16-byte A gathers on Hopper: wgmma
+//   (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 128x64 (4x2); N > 8: 256x16
 //   (8x1); else 256x8 (8x1): narrow outputs waste at most 5 of 8 columns.
@@ -261,14 +261,14 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
   // wgmma: A K-major; B K-major, or transposed in the kernel for 16-bit types (f32 backward-data
   // measured slower that way than on mma.sync, 64->256 3.05 vs 2.90 ms; bf16 faster, 1.42 vs 1.57).
   if constexpr (View::kAAlongK && (View::kBAlongK || !std::is_same_v<T, float>)) {
-    if (view.N >= 64 && sm90_gemm_available()) {
+    if (view.N >= 64 && vec_a && sm90_gemm_available()) {
       // Ring depth measured in the SR-GAN (H200): f32 gains from 4 stages (1 block per SM),
       // 16-bit from 3 (2 blocks per SM).
       constexpr int kStages = std::is_same_v<T, float> ? 4 : 3;
       if (view.N <= 64) {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, vec_a, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, vec_b, stream);
       } else {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, vec_a, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, vec_b, stream);
       }
       return;
     }

@@ -439,17 +439,12 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
   write_output_tile<View, Cfg>(view, c_tile, m0, n0);
 }
 
-// One kernel variant; > 48 KiB of dynamic shared memory must be asked for once per kernel.
+// One kernel variant (above 48 KiB of dynamic shared memory it is asked for first).
 template <class View, class Cfg, bool VecA, bool VecB>
 void launch_gemm_variant(const View& view, dim3 grid, int k_per_split, cudaStream_t stream) {
   constexpr std::size_t bytes = gemm_shared_bytes<View, Cfg>();
   const auto kernel = implicit_gemm_kernel<View, Cfg, VecA, VecB>;
-  static const bool raised = [&] {
-    OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-    return true;
-  }();
-  (void)raised;
+  allow_shared_bytes(kernel, bytes);
   kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view, k_per_split);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }

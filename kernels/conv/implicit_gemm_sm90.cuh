@@ -171,29 +171,22 @@ template <class View, class Cfg, bool VecA, bool VecB>
 void launch_sm90_gemm_variant(const View& view, dim3 grid, cudaStream_t stream) {
   constexpr std::size_t bytes = sm90_gemm_shared_bytes<View, Cfg>();
   const auto kernel = implicit_gemm_sm90_kernel<View, Cfg, VecA, VecB>;
-  static const bool raised = [&] {
-    OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-    return true;
-  }();
-  (void)raised;
+  allow_shared_bytes(kernel, bytes);
   kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
-// Launches view's GEMM (A contiguous along Kd) on wgmma: grid (M tiles, N tiles).
+// Launches view's GEMM (A contiguous along Kd, gathered by 16-byte copies) on wgmma: grid
+// (M tiles, N tiles). Element-wise A gathers stay on mma.sync: rare shapes, and ptxas serialises
+// the wgmma of those variants (C7515).
 template <class View, class Cfg>
-void launch_sm90_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
+void launch_sm90_gemm(const View& view, bool vec_b, cudaStream_t stream) {
   const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN));
   OOMLAB_CHECK(grid.y <= 65535, "conv2d: grid too large for N " << view.N);
-  if (vec_a && vec_b) {
+  if (vec_b) {
     launch_sm90_gemm_variant<View, Cfg, true, true>(view, grid, stream);
-  } else if (vec_a) {
-    launch_sm90_gemm_variant<View, Cfg, true, false>(view, grid, stream);
-  } else if (vec_b) {
-    launch_sm90_gemm_variant<View, Cfg, false, true>(view, grid, stream);
   } else {
-    launch_sm90_gemm_variant<View, Cfg, false, false>(view, grid, stream);
+    launch_sm90_gemm_variant<View, Cfg, true, false>(view, grid, stream);
   }
 }
 

@@ -293,14 +293,7 @@ template <class T, int kNarrow, bool kNarrowIsK>
 void launch_small_channel_wgrad_variant(const SmallChannelWgrad<T>& params, dim3 grid, std::size_t bytes,
                                         cudaStream_t stream) {
   const auto kernel = small_channel_wgrad_kernel<T, kNarrow, kNarrowIsK>;
-  if (bytes > 48 * 1024) {  // above the default, ask once per kernel for the cap
-    static const bool raised = [&] {
-      OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(kSmallWgradMaxSharedBytes)));
-      return true;
-    }();
-    (void)raised;
-  }
+  if (bytes > 48 * 1024) allow_shared_bytes(kernel, kSmallWgradMaxSharedBytes);  // above the default: the cap
   kernel<<<grid, kSmallWgradThreads, bytes, stream>>>(params);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }

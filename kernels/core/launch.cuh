@@ -2,6 +2,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "harness/device/cuda_check.hpp"
 #include "harness/memory/source.hpp"
 #include "kernels/core/launch.hpp"
@@ -11,6 +13,14 @@ namespace oomlab {
 // The allocator's opaque stream handle is a cudaStream_t on cuda.
 inline cudaStream_t as_cuda_stream(memory::StreamHandle stream) {
   return reinterpret_cast<cudaStream_t>(stream);
+}
+
+// Opts a kernel into more than 48 KiB of dynamic shared memory. Asked on every launch rather than
+// cached: the setting belongs to the current device, and the call is cheap next to a launch.
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+  OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(bytes)));
 }
 
 }  // namespace oomlab

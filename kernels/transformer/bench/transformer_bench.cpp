@@ -211,12 +211,7 @@ void BM_Matmul(benchmark::State& state) {
     CudaEventTimer timer(state, stream());
     ours();
   }
-  // The ratio from alternating rounds, best of each: neither side gets the colder GPU or clocks.
-  double reference_ms = 1e30, ours_ms = 1e30;
-  for (int round = 0; round < 3; ++round) {
-    reference_ms = std::min(reference_ms, time_ms(reference));
-    ours_ms = std::min(ours_ms, time_ms(ours));
-  }
+  const auto [ours_ms, reference_ms] = testing::alternating_best_milliseconds(ours, reference, stream());
   double flops = 2.0 * double(M) * double(N) * double(K);
   state.counters["TFLOP/s"] = flops / (ours_ms * 1e-3) / 1e12;
   state.counters["cublas_TFLOP/s"] = flops / (reference_ms * 1e-3) / 1e12;
