@@ -83,7 +83,9 @@ if want bench; then
     # OOMLAB_BENCHES="a_bench b_bench" runs only those (a short call measures what changed).
     [[ -n "${OOMLAB_BENCHES:-}" && " $OOMLAB_BENCHES " != *" $name "* ]] && continue
     step "benchmark $name"
+    # 0.1 s a benchmark: conv_bench alone has 120 (problems x dtypes x passes x ours/mma.sync/cuDNN).
     "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
+      --benchmark_min_time="${OOMLAB_BENCH_MIN_TIME:-0.1s}" \
       --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
       >"$out/$name.log" 2>&1 || fail "benchmark $name"
     tail -n 40 "$out/$name.log"
