@@ -318,20 +318,10 @@ __global__ void __launch_bounds__(kNarrowOutThreads, 4) narrow_out_kernel(Narrow
       p.div_cells_cols.divmod(cell, u, c);
       const int row = tile.cell_row0 + u, col = tile.cell_col0 + c;
       const int channel = chunk0 + part * kVec;
-      Pack128<T> pack;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) pack.values[e] = from_f32<T>(0.0f);
-      if (tile.inside(p, row, col) && channel < p.in_channels) {
-        const T* source = tile.input_pixel(p, row, col) + channel;
-        if (p.vector_in) {  // in_channels % kVec == 0: the whole vector is in range
-          pack = load128(source);
-        } else {
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) {
-            if (channel + e < p.in_channels) pack.values[e] = source[e];
-          }
-        }
-      }
+      // Zeros off the image and past the channels (nothing read there).
+      const bool exists = tile.inside(p, row, col) && channel < p.in_channels;
+      const Pack128<T> pack = load128_partial(tile.input_pixel(p, row, col) + channel,
+                                              exists ? p.in_channels - channel : 0, exists && p.vector_in);
       float4* destination = reinterpret_cast<float4*>(cells + cell * kNarrowOutCellStride + part * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; e += 4) {

@@ -122,22 +122,13 @@ __global__ void __launch_bounds__(kSmallWgradThreads, 2)
       const int position = v / kVecsPerPosition, part = v % kVecsPerPosition;
       const int row = row0 + position / kSmallWgradTileCols, col = col0 + position % kSmallWgradTileCols;
       const int channel = chunk0 + part * kVec;
-      Pack128<T> pack;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) pack.values[e] = from_f32<T>(0.0f);
-      if (row < params.wide_h && col < params.wide_w && channel < params.wide_channels) {
-        const T* source = params.wide +
-                          ((static_cast<std::int64_t>(image) * params.wide_h + row) * params.wide_w + col) *
-                              params.wide_channels + channel;
-        if (params.vector_wide) {  // wide_channels % kVec == 0: the whole vector is in range
-          pack = load128(source);
-        } else {
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) {
-            if (channel + e < params.wide_channels) pack.values[e] = source[e];
-          }
-        }
-      }
+      // Zeros outside the image and past the channels (nothing read there).
+      const bool exists = row < params.wide_h && col < params.wide_w && channel < params.wide_channels;
+      const T* source = params.wide +
+                        ((static_cast<std::int64_t>(image) * params.wide_h + row) * params.wide_w + col) *
+                            params.wide_channels + channel;
+      const Pack128<T> pack = load128_partial(source, exists ? params.wide_channels - channel : 0,
+                                              exists && params.vector_wide);
 #pragma unroll
       for (int e = 0; e < kVec; ++e) values[load][e] = to_f32(pack.values[e]);
     }

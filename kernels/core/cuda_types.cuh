@@ -47,6 +47,17 @@ __device__ __forceinline__ void store128(T* p, const Pack128<T>& pack) {
   *reinterpret_cast<int4*>(p) = *reinterpret_cast<const int4*>(&pack);
 }
 
+// The 16 bytes of T at `source`, of which only the first `count` exist (fewer than a whole
+// vector at a run's end; zeros after them). `whole`: the run is whole vectors, one 16-byte load.
+template <class T>
+__device__ __forceinline__ Pack128<T> load128_partial(const T* source, int count, bool whole) {
+  if (whole) return load128(source);
+  Pack128<T> pack;
+#pragma unroll
+  for (int e = 0; e < Pack128<T>::kSize; ++e) pack.values[e] = e < count ? source[e] : from_f32<T>(0.0f);
+  return pack;
+}
+
 // True when every pointer is 16-byte aligned (slices and views may not be).
 inline bool aligned16(std::initializer_list<const void*> pointers) {
   for (const void* p : pointers) {
