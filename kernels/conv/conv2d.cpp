@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "kernels/conv/conv2d_launch.hpp"
-#include "kernels/core/op_checks.hpp"
+#include "kernels/conv/leaky_relu.hpp"
 #include "kernels/conv/reduce_launch.hpp"
 #include "kernels/core/host_values.hpp"
+#include "kernels/core/op_checks.hpp"
+#include "kernels/transformer/residual.hpp"
 
 namespace oomlab::ops {
 
@@ -87,6 +89,50 @@ void check_output_shape(const Tensor& t, const Shape& expected, const char* op, 
                                          << " should have shape " << shape_string(expected));
 }
 
+// The epilogue's tensors are laid out like the output it finishes.
+void check_epilogue(const ConvEpilogue& epilogue, const Tensor& out, bool backward, const char* op) {
+  for (const Tensor* t : {&epilogue.addend, &epilogue.activation_output}) {
+    if (!t->defined()) continue;
+    check_same_dtype(op, *t, out);
+    check_same_device(op, {t, &out});
+    OOMLAB_CHECK(t->shape() == out.shape(), op << ": epilogue tensor " << t->describe()
+                                               << " should have the output's shape " << shape_string(out.shape()));
+  }
+  if (epilogue.activation) {
+    OOMLAB_CHECK(epilogue.slope >= 0.0f, op << ": epilogue slope must be >= 0 (the gradient reads the activation's "
+                                               "sign from its output), got " << epilogue.slope);
+  }
+  if (backward) {
+    OOMLAB_CHECK(epilogue.activation == epilogue.activation_output.defined(),
+                 op << ": an epilogue activation needs activation_output (the forward's activated output), and only then");
+  } else {
+    OOMLAB_CHECK(!epilogue.activation_output.defined(), op << ": the forward epilogue takes no activation_output");
+  }
+}
+
+// On host the epilogue is the separate ops themselves: their references define what it computes.
+void apply_epilogue_on_host(const ConvEpilogue& epilogue, const Tensor& out, bool backward) {
+  Tensor result = out;
+  if (epilogue.addend.defined()) residual_add(result, result, epilogue.addend);
+  if (!epilogue.activation) return;
+  if (backward) {
+    leaky_relu_backward(epilogue.activation_output, result, result, epilogue.slope);
+  } else {
+    leaky_relu_forward(result, result, epilogue.slope);
+  }
+}
+
+#if OOMLAB_WITH_CUDA
+detail::EpilogueArgs epilogue_args(const ConvEpilogue& epilogue) {
+  detail::EpilogueArgs args;
+  args.addend = epilogue.addend.defined() ? epilogue.addend.data() : nullptr;
+  args.activation_output = epilogue.activation_output.defined() ? epilogue.activation_output.data() : nullptr;
+  args.activation = epilogue.activation;
+  args.slope = epilogue.slope;
+  return args;
+}
+#endif
+
 std::vector<double> host_doubles(const Tensor& t) {
   std::vector<double> values(static_cast<std::size_t>(t.numel()));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = load_as_float(t.data(), t.dtype(), i);
@@ -132,12 +178,13 @@ std::size_t conv2d_backward_weight_workspace_bytes(const Shape& x, const Shape& 
 }
 
 void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                    Conv2dParams params) {
+                    Conv2dParams params, const ConvEpilogue& epilogue) {
   const char* op = "conv2d_forward";
   check_conv_tensors(x, w, y, op);
   check_bias(bias, w, op);
   const detail::Conv2dGeometry g = geometry_of(x.shape(), w.shape(), params);
   check_output_shape(y, {g.n, g.p, g.q, g.k}, op, "y");
+  check_epilogue(epilogue, y, /*backward=*/false, op);
   switch (x.device().kind()) {
     case DeviceKind::dry: return;
     case DeviceKind::host: {
@@ -153,23 +200,27 @@ void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
         yv[yi] += acc;
       });
       store_doubles(y, yv);
+      apply_epilogue_on_host(epilogue, y, /*backward=*/false);
       return;
     }
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      detail::conv2d_forward_cuda(x.dtype(), g, x.data(), w.data(),
-                                  bias.defined() ? bias.data() : nullptr, y.data(), x.device().stream());
+      detail::conv2d_forward_cuda(x.dtype(), g, x.data(), w.data(), bias.defined() ? bias.data() : nullptr,
+                                  y.data(), epilogue_args(epilogue), x.device().stream());
       return;
 #endif
       throw_no_cuda(op);
   }
 }
 
-void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params) {
+void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params,
+                          const ConvEpilogue& epilogue) {
   const char* op = "conv2d_backward_data";
   check_conv_tensors(dx, w, dy, op);
   const detail::Conv2dGeometry g = geometry_of(dx.shape(), w.shape(), params);
   check_output_shape(dy, {g.n, g.p, g.q, g.k}, op, "dy");
+  check_epilogue(epilogue, dx, /*backward=*/true, op);
+  Tensor w_transposed = Tensor::empty(dy.device(), w.shape(), w.dtype(), memory::Tag::workspace);
   switch (dy.device().kind()) {
     case DeviceKind::dry: return;
     case DeviceKind::host: {
@@ -180,12 +231,13 @@ void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, C
         for (std::int64_t c = 0; c < g.c; ++c) dxv[xi + c] += grad * wv[wi + c];
       });
       store_doubles(dx, dxv);
+      apply_epilogue_on_host(epilogue, dx, /*backward=*/true);
       return;
     }
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      detail::conv2d_backward_data_cuda(dy.dtype(), g, dy.data(), w.data(), dx.data(),
-                                        dy.device().stream());
+      detail::conv2d_backward_data_cuda(dy.dtype(), g, dy.data(), w.data(), w_transposed.data(), dx.data(),
+                                        epilogue_args(epilogue), dy.device().stream());
       return;
 #endif
       throw_no_cuda(op);

@@ -4,9 +4,12 @@
 // materialised: implicit_gemm.cuh gathers A and B tiles straight from the NHWC/KRSC tensors
 // into shared memory (padding and out-of-range taps read as zeros); the views below say where.
 //   forward       M = n*p*q (output pixels)  N = k  Kd = r*s*c (c fastest)  A = x taps  B = w
-//   backward-data M = n*h*w (input pixels)   N = c  Kd = r*s*k (k fastest)  A = dy taps B = w
-//                 (stride > 1: one launch per stride phase of dx, over only the taps it meets)
+//   backward-data M = n*h*w (input pixels)   N = c  Kd = r*s*k (k fastest)  A = dy taps B = w_t
+//                 (stride > 1: one launch per stride phase of dx, over only the taps it meets;
+//                 w_t: w transposed to C-RS-K before, so B runs along Kd as wgmma needs)
 //   backward-weight, computed as dw^T:       M = r*s*c  N = k  Kd = n*p*q   A = x taps  B = dy
+// The data passes' stores apply the epilogue (conv_epilogue.cuh: residual add, (leaky) ReLU or
+// its gradient), so the SR-GAN's activations need no separate pass over the tensor.
 // Backward-weight splits Kd into fixed ranges (plan_wgrad), each writing its own f32 partial,
 // summed in order afterwards: deterministic, no atomics.
 // With <= 4 channels on one side (the SR-GAN's RGB convs) no pass uses the GEMM: forward and
@@ -14,7 +17,7 @@
 // staged tiles; exact f32 products, also for f32 tensors).
 //
 // Engines and tile shapes (every dtype on tensor cores, f32 as TF32):
-//   forward, and 16-bit backward-data, with N >= 64 and 16-byte A gathers on Hopper: wgmma
+//   forward and backward-data with N >= 64 and 16-byte gathers of both operands on Hopper: wgmma
 //   (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 128x64 (4x2); N > 8: 256x16
@@ -26,6 +29,7 @@
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
+#include "kernels/conv/conv_epilogue.cuh"
 #include "kernels/conv/direct_narrow.hpp"
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/conv/implicit_gemm.cuh"
@@ -81,6 +85,7 @@ struct ForwardGemm {
   const T* b;                               // w
   const T* bias;                            // may be null
   T* out;                                   // y
+  OutputEpilogue<T> epilogue;
   bool vector_out;
   int M, N, Kd;
   int H, W, C, stride, pad;
@@ -127,11 +132,12 @@ struct BackwardDataGemm {
   using Elem = T;
   using Out = T;
   static constexpr bool kAAlongK = true;    // dy taps: output channels run along kk
-  static constexpr bool kBAlongK = false;   // w[k, r, s, c]: c (= n) is contiguous
+  static constexpr bool kBAlongK = true;    // w_t[c, r, s, k]: k runs along kk
   static constexpr bool kOutAlongM = false; // dx[m, n]
   const T* a;                               // dy
-  const T* b;                               // w
+  const T* b;                               // w_t
   T* out;                                   // dx
+  OutputEpilogue<T> epilogue;
   bool vector_out;
   int M, N, Kd;                             // M: this phase's dx pixels; N is c; Kd: its taps * k
   int H, W, P, Q, S, RS, K, stride, pad;
@@ -173,15 +179,17 @@ struct BackwardDataGemm {
   __device__ Gather a_gather(const ARow& row, const AK& k) const {
     return {row.base + k.delta, inside(row.p0 - k.ri, row.q0 - k.si, P, Q)};
   }
-  struct BRow { int c; bool valid; };
-  __device__ BRow b_row(int n) const { return {n, n < N}; }
-  struct BK { int k, rs; bool valid; };
+  // w_t[c, r, s, k] (the weights transposed to C-RS-K, see TransposeWeights) = w_t[row.start + k.delta].
+  struct BRow { std::int64_t start; bool valid; };
+  __device__ BRow b_row(int n) const { return {static_cast<std::int64_t>(n) * RS * K, n < N}; }
+  struct BK { std::int64_t delta; bool valid; };
   __device__ BK b_k(int kk) const {
     const Tap tap = tap_of(kk);  // the same decode; the weight wants the tap's (r, s) in the kernel
-    return {tap.k, (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si, kk < Kd};
+    const int rs = (tap_r0 + stride * tap.ri) * S + tap_s0 + stride * tap.si;
+    return {static_cast<std::int64_t>(rs) * K + tap.k, kk < Kd};
   }
   __device__ Gather b_gather(const BRow& row, const BK& k) const {
-    return {(static_cast<std::int64_t>(k.k) * RS + k.rs) * N + row.c, row.valid && k.valid};
+    return {row.start + k.delta, row.valid && k.valid};
   }
   __device__ float out_value(int, int, float value) const { return value; }
   __device__ std::int64_t out_index(int m, int n) const {
@@ -202,6 +210,7 @@ struct BackwardWeightGemm {
   const T* a;                               // x
   const T* b;                               // dy
   float* out;                               // the split partials
+  OutputEpilogue<float> epilogue;           // none
   bool vector_out;
   int M, N, Kd;
   int H, W, C, stride, pad;
@@ -240,6 +249,20 @@ struct BackwardWeightGemm {
   }
 };
 
+// w_t[c, r, s, k] = w[k, r, s, c]: backward-data's B operand contiguous along its reduction index
+// (k fastest), which wgmma needs for TF32 and which saves its in-kernel transpose for 16-bit.
+// The weights are small (at most a few MB), so one pass per backward-data call.
+template <class T>
+struct TransposeWeights {
+  const T* w;
+  T* w_t;
+  std::int64_t K, RS, C;
+  __device__ void operator()(std::int64_t i) const {  // i indexes w_t
+    const std::int64_t k = i % K, crs = i / K, rs = crs % RS, c = crs / RS;
+    w_t[i] = w[(k * RS + rs) * C + c];
+  }
+};
+
 // dw[i] = sum over splits of partials[split][i], in split order (then rounded to T).
 template <class T>
 struct SumSplits {
@@ -258,17 +281,16 @@ struct SumSplits {
 // Tile shapes by output width (see the top of the file). Backward-weight has its own table.
 template <class View, class T>
 void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
-  // wgmma: A K-major; B K-major, or transposed in the kernel for 16-bit types (f32 backward-data
-  // measured slower that way than on mma.sync, 64->256 3.05 vs 2.90 ms; bf16 faster, 1.42 vs 1.57).
-  if constexpr (View::kAAlongK && (View::kBAlongK || !std::is_same_v<T, float>)) {
-    if (view.N >= 64 && vec_a && sm90_gemm_available()) {
+  // wgmma reads K-major operands (backward-data's weights are transposed to that before).
+  if constexpr (View::kAAlongK && View::kBAlongK) {
+    if (view.N >= 64 && vec_a && vec_b && sm90_gemm_available()) {
       // Ring depth measured in the SR-GAN (H200): f32 gains from 4 stages (1 block per SM),
       // 16-bit from 3 (2 blocks per SM).
       constexpr int kStages = std::is_same_v<T, float> ? 4 : 3;
       if (view.N <= 64) {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, stream);
       } else {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, vec_b, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, stream);
       }
       return;
     }
@@ -310,6 +332,11 @@ bool vectorisable(const void* base, std::int64_t run, std::size_t element_bytes)
   return run % vec == 0 && reinterpret_cast<std::uintptr_t>(base) % 16 == 0;
 }
 
+// The epilogue reads its tensors where the output is stored: 16-byte loads need them aligned too.
+bool epilogue_aligned(const EpilogueArgs& epilogue) {
+  return aligned16({epilogue.addend, epilogue.activation_output});
+}
+
 int as_int(std::int64_t value) { return static_cast<int>(value); }  // extents checked on the host
 
 // dw^T partials of every split on tensor cores: plan.splits ranges of plan.rows_per_split dy rows.
@@ -332,9 +359,10 @@ void launch_backward_weight_gemm(const Conv2dGeometry& g, const void* x, const v
 }  // namespace
 
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
-                         const void* bias, void* y, memory::StreamHandle stream) {
+                         const void* bias, void* y, const EpilogueArgs& epilogue,
+                         memory::StreamHandle stream) {
   if (narrow_forward_applies(g)) {  // <= 4 channels on one side: direct kernels (direct_narrow.cuh)
-    narrow_forward_cuda(dtype, g, x, w, bias, y, stream);
+    narrow_forward_cuda(dtype, g, x, w, bias, y, epilogue, stream);
     return;
   }
   dispatch_float(dtype, "conv2d_forward", [&](auto zero) {
@@ -344,7 +372,8 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
     view.b = static_cast<const T*>(w);
     view.bias = static_cast<const T*>(bias);
     view.out = static_cast<T*>(y);
-    view.vector_out = vectorisable(y, g.k, sizeof(T));
+    view.epilogue = OutputEpilogue<T>::make(epilogue, /*backward_pass=*/false);
+    view.vector_out = vectorisable(y, g.k, sizeof(T)) && epilogue_aligned(epilogue);
     view.M = as_int(g.n * g.p * g.q), view.N = as_int(g.k), view.Kd = as_int(g.r * g.s * g.c);
     view.H = as_int(g.h), view.W = as_int(g.w), view.C = as_int(g.c), view.stride = g.stride, view.pad = g.pad;
     view.div_q = FastDivmod(as_int(g.q)), view.div_p = FastDivmod(as_int(g.p));
@@ -355,13 +384,18 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
 }
 
 void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void* dy, const void* w,
-                               void* dx, memory::StreamHandle stream) {
+                               void* w_transposed, void* dx, const EpilogueArgs& epilogue,
+                               memory::StreamHandle stream) {
   if (narrow_backward_data_applies(g)) {
-    narrow_backward_data_cuda(dtype, g, dy, w, dx, stream);
+    narrow_backward_data_cuda(dtype, g, dy, w, dx, epilogue, stream);
     return;
   }
   dispatch_float(dtype, "conv2d_backward_data", [&](auto zero) {
     using T = decltype(zero);
+    const cudaStream_t cuda_stream = as_cuda_stream(stream);
+    T* w_t = static_cast<T*>(w_transposed);
+    launch_index_map(TransposeWeights<T>{static_cast<const T*>(w), w_t, g.k, g.r * g.s, g.c},
+                     g.k * g.r * g.s * g.c, cuda_stream);
     const int stride = g.stride;
     // Count of i in [0, extent) with i = first (mod stride).
     auto phase_count = [stride](std::int64_t extent, int first) {
@@ -373,9 +407,10 @@ void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void*
         if (rows == 0 || cols == 0) continue;
         BackwardDataGemm<T> view{};
         view.a = static_cast<const T*>(dy);
-        view.b = static_cast<const T*>(w);
+        view.b = w_t;
         view.out = static_cast<T*>(dx);
-        view.vector_out = vectorisable(dx, g.c, sizeof(T));
+        view.epilogue = OutputEpilogue<T>::make(epilogue, /*backward_pass=*/true);
+        view.vector_out = vectorisable(dx, g.c, sizeof(T)) && epilogue_aligned(epilogue);
         view.tap_r0 = (phase_h + g.pad) % stride, view.tap_s0 = (phase_w + g.pad) % stride;
         const int taps_r = phase_count(g.r, view.tap_r0), taps_s = phase_count(g.s, view.tap_s0);
         view.M = as_int(g.n) * rows * cols, view.N = as_int(g.c), view.Kd = taps_r * taps_s * as_int(g.k);
@@ -386,7 +421,7 @@ void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void*
         view.div_k = FastDivmod(as_int(g.k)), view.div_s = FastDivmod(std::max(taps_s, 1));
         // A phase without taps (kernel smaller than the stride) still writes its zeros.
         launch_data_gemm<BackwardDataGemm<T>, T>(view, vectorisable(dy, g.k, sizeof(T)),
-                                                 vectorisable(w, g.c, sizeof(T)), as_cuda_stream(stream));
+                                                 vectorisable(w_t, g.k, sizeof(T)), cuda_stream);
       }
     }
   });

@@ -14,7 +14,7 @@
 //
 // CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
 // activations into shared memory on the fly, a 3-4 stage cp.async pipeline, f32 accumulation):
-// on tensor cores by ldmatrix + mma.sync, and for forward on Hopper by wgmma. f32 runs on TF32
+// on tensor cores by ldmatrix + mma.sync, or on Hopper by wgmma. f32 runs on TF32
 // tensor cores (operands cut to a 10-bit mantissa: the low 13 bits ignored, as Hopper's tensor
 // cores do for cuDNN's and PyTorch's default f32 convolutions), so f32 results on cuda differ
 // from the host's exact f32 by ~1e-3 relative. With <= 4 channels on one side (the RGB convs)
@@ -33,14 +33,35 @@ struct Conv2dParams {
   int padding = 0;
 };
 
+// Element-wise work fused into a data pass's output stores (conv2d_forward,
+// conv2d_backward_data), so that a layer's activation or residual add does not read and write a
+// whole activation tensor again as a separate op. The result is exactly what the separate ops
+// give after the plain conv, rounding included (the GPU tests compare bit for bit):
+//   out = conv(...)                                          (with bias, forward)
+//   out = residual_add(out, addend)                          when addend is defined
+//   forward:       out = leaky_relu_forward(out, slope)      when activation (ReLU: slope 0)
+//   backward-data: out = leaky_relu_backward(activation_output, out, slope)   when activation
+// addend and activation_output have the output's shape, dtype and device. For backward-data,
+// activation_output is what the activation produced in the forward of the layer whose input
+// gradient this is (its sign is its input's for slope >= 0, see leaky_relu.hpp).
+struct ConvEpilogue {
+  Tensor addend;             // undefined: nothing added
+  bool activation = false;
+  float slope = 0.0f;        // 0: ReLU
+  Tensor activation_output;  // backward-data with activation only
+};
+
 // (N, P, Q, K) for x (N, H, W, C) and w (K, R, S, C); throws std::invalid_argument on a mismatch.
 Shape conv2d_output_shape(const Shape& x, const Shape& w, Conv2dParams params);
 
-// y = conv(x, w) + bias. bias may be undefined (no bias).
+// y = conv(x, w) + bias, then the epilogue. bias may be undefined (no bias).
 void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                    Conv2dParams params);
-// dx = the gradient of the forward with respect to x (overwritten, not accumulated).
-void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params);
+                    Conv2dParams params, const ConvEpilogue& epilogue = {});
+// dx = the gradient of the forward with respect to x (overwritten, not accumulated), then the
+// epilogue. Allocates a copy of w's size (tag workspace) on every device, for the kernels' K-major
+// weights (conv2d.cu), so host, dry and cuda see the same allocation sequence.
+void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params,
+                          const ConvEpilogue& epilogue = {});
 // dw (and dbias when defined) = the gradients with respect to w and bias (overwritten).
 // Allocates one f32 workspace (tag workspace) of conv2d_backward_weight_workspace_bytes() on
 // every device, so host, dry and cuda see the same allocation sequence; its size depends only on

@@ -29,6 +29,14 @@ struct WgradPlan {
 };
 WgradPlan plan_wgrad(const Conv2dGeometry& g, bool with_bias);
 
+// conv2d.hpp's ConvEpilogue as the kernels take it (null: not there).
+struct EpilogueArgs {
+  const void* addend = nullptr;
+  const void* activation_output = nullptr;  // backward-data
+  bool activation = false;
+  float slope = 0.0f;
+};
+
 #if OOMLAB_WITH_CUDA
 // conv2d forward runs on Hopper's wgmma (implicit_gemm_sm90.cuh) where the build (sm_90a) and the
 // GPU (compute 9.0) allow it, else on mma.sync. Process-wide, on by default: the benchmark and the
@@ -36,9 +44,12 @@ WgradPlan plan_wgrad(const Conv2dGeometry& g, bool with_bias);
 void conv2d_allow_wgmma(bool allowed);
 
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
-                         const void* bias, void* y, memory::StreamHandle stream);
+                         const void* bias, void* y, const EpilogueArgs& epilogue,
+                         memory::StreamHandle stream);
+// w_transposed: w's size, scratch for a K-major copy of the weights where the kernel wants one.
 void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void* dy,
-                               const void* w, void* dx, memory::StreamHandle stream);
+                               const void* w, void* w_transposed, void* dx,
+                               const EpilogueArgs& epilogue, memory::StreamHandle stream);
 // workspace: plan_wgrad(g, dbias != nullptr) floats.
 void conv2d_backward_weight_cuda(DType dtype, const Conv2dGeometry& g, const void* x,
                                  const void* dy, void* dw, void* dbias, float* workspace,

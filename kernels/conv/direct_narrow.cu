@@ -16,22 +16,23 @@ bool narrow_forward_applies(const Conv2dGeometry& g) { return narrow_applies(g, 
 bool narrow_backward_data_applies(const Conv2dGeometry& g) { return narrow_applies(g, true); }
 
 void narrow_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
-                         const void* bias, void* y, memory::StreamHandle stream) {
+                         const void* bias, void* y, const EpilogueArgs& epilogue,
+                         memory::StreamHandle stream) {
   OOMLAB_CHECK(narrow_forward_applies(g), "conv2d_forward: the direct kernel does not take this shape");
   dispatch_float(dtype, "conv2d_forward", [&](auto zero) {
     using T = decltype(zero);
     launch_narrow_forward(g, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias),
-                          static_cast<T*>(y), as_cuda_stream(stream));
+                          static_cast<T*>(y), epilogue, as_cuda_stream(stream));
   });
 }
 
 void narrow_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void* dy, const void* w,
-                               void* dx, memory::StreamHandle stream) {
+                               void* dx, const EpilogueArgs& epilogue, memory::StreamHandle stream) {
   OOMLAB_CHECK(narrow_backward_data_applies(g), "conv2d_backward_data: the direct kernel does not take this shape");
   dispatch_float(dtype, "conv2d_backward_data", [&](auto zero) {
     using T = decltype(zero);
     launch_narrow_backward_data(g, static_cast<const T*>(dy), static_cast<const T*>(w), static_cast<T*>(dx),
-                                as_cuda_stream(stream));
+                                epilogue, as_cuda_stream(stream));
   });
 }
 

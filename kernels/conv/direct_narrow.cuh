@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/conv/conv_epilogue.cuh"
 #include "kernels/conv/direct_narrow.hpp"
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/core/check.hpp"
@@ -70,6 +71,7 @@ struct NarrowConv {
   const T* w;                  // (k, r, s, c)
   const T* bias;               // forward only; may be null
   T* out;                      // y forward, dx backward-data
+  OutputEpilogue<T> epilogue;  // applied at every output store
   int in_h, in_w, in_channels;
   int out_h, out_w, out_channels;
   int R, S, taps, stride, pad;
@@ -178,24 +180,28 @@ __device__ __forceinline__ void unpack(const float4& packed, float (&values)[kCo
   for (int n = 0; n < kCount; ++n) values[n] = all[n];
 }
 
-// count (<= 8) consecutive channels, rounded to T once; 16-byte stores when all 8 are there and
-// the caller says the address allows it.
+// count (<= 8) consecutive channels of the output at element `at`, rounded to T once, then the
+// epilogue; 16-byte stores when all 8 are there and the caller says the addresses allow it.
 template <class T>
-__device__ __forceinline__ void store_channels(T* destination, const float (&values)[kNarrowInGroupChannels],
-                                               int count, bool vector) {
+__device__ __forceinline__ void store_channels(const NarrowConv<T>& p, std::int64_t at,
+                                               const float (&values)[kNarrowInGroupChannels], int count) {
   constexpr int kVec = 16 / sizeof(T);
-  if (vector && count == kNarrowInGroupChannels) {
+  if (p.vector_out && count == kNarrowInGroupChannels) {
 #pragma unroll
     for (int part = 0; part < kNarrowInGroupChannels / kVec; ++part) {
       Pack128<T> pack;
 #pragma unroll
       for (int e = 0; e < kVec; ++e) pack.values[e] = from_f32<T>(values[part * kVec + e]);
-      store128(destination + part * kVec, pack);
+      p.epilogue.apply(pack, at + part * kVec);
+      store128(p.out + at + part * kVec, pack);
     }
   } else {
 #pragma unroll
     for (int e = 0; e < kNarrowInGroupChannels; ++e) {
-      if (e < count) destination[e] = from_f32<T>(values[e]);
+      if (e >= count) continue;
+      T value = from_f32<T>(values[e]);
+      p.epilogue.apply(value, at + e);
+      p.out[at + e] = value;
     }
   }
 }
@@ -274,7 +280,7 @@ __global__ void __launch_bounds__(kNarrowInThreads, 2) narrow_in_kernel(NarrowCo
     float values[kNarrowInGroupChannels];
 #pragma unroll
     for (int j = 0; j < kNarrowInGroupChannels; ++j) values[j] = acc[i][j] + bias[j];
-    store_channels(tile.output_pixel(p, i, column) + channel0, values, count, p.vector_out);
+    store_channels(p, tile.output_pixel(p, i, column) + channel0 - p.out, values, count);
   }
 }
 
@@ -374,7 +380,10 @@ __global__ void __launch_bounds__(kNarrowOutThreads, 4) narrow_out_kernel(Narrow
 #pragma unroll
     for (int q = 0; q < kQuads; ++q) sum += sum_values[(q * kTilePixels + pixel) * 4 + n];
     total += sum;
-    tile.output_pixel(p, i, col)[n] = from_f32<T>(total);
+    T* destination = tile.output_pixel(p, i, col) + n;
+    T value = from_f32<T>(total);
+    p.epilogue.apply(value, destination - p.out);
+    *destination = value;
   }
 }
 
@@ -401,9 +410,10 @@ inline std::size_t narrow_shared_bytes(const Conv2dGeometry& g, bool transposed)
 
 template <class T>
 NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T* in, const T* w,
-                               const T* bias, T* out) {
+                               const T* bias, T* out, const EpilogueArgs& epilogue) {
   NarrowConv<T> p{};
   p.in = in, p.w = w, p.bias = bias, p.out = out;
+  p.epilogue = OutputEpilogue<T>::make(epilogue, transposed);
   p.in_h = static_cast<int>(transposed ? g.p : g.h), p.in_w = static_cast<int>(transposed ? g.q : g.w);
   p.out_h = static_cast<int>(transposed ? g.h : g.p), p.out_w = static_cast<int>(transposed ? g.w : g.q);
   p.in_channels = static_cast<int>(transposed ? g.k : g.c);
@@ -416,7 +426,8 @@ NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T
   p.cells_cols = narrow_cells(kNarrowTileCols, g.s, g.stride, transposed);
   constexpr int kVec = 16 / sizeof(T);
   p.vector_in = p.in_channels % kVec == 0 && aligned16({in});
-  p.vector_out = p.out_channels % kNarrowInGroupChannels == 0 && aligned16({out});
+  p.vector_out = p.out_channels % kNarrowInGroupChannels == 0 &&
+                 aligned16({out, epilogue.addend, epilogue.activation_output});
   const int tiles_x = (p.out_w + kNarrowTileCols - 1) / kNarrowTileCols;
   const int tiles_y = (p.out_h + kNarrowTileRows - 1) / kNarrowTileRows;
   p.div_tiles_per_image = FastDivmod(tiles_x * tiles_y);
@@ -450,8 +461,9 @@ void launch_narrow_count(int narrow, const NarrowConv<T>& p, std::int64_t tiles,
 }
 
 template <class T, bool kTransposed>
-void launch_narrow(const Conv2dGeometry& g, const T* in, const T* w, const T* bias, T* out, cudaStream_t stream) {
-  const NarrowConv<T> p = make_narrow_conv(g, kTransposed, in, w, bias, out);
+void launch_narrow(const Conv2dGeometry& g, const T* in, const T* w, const T* bias, T* out,
+                   const EpilogueArgs& epilogue, cudaStream_t stream) {
+  const NarrowConv<T> p = make_narrow_conv(g, kTransposed, in, w, bias, out, epilogue);
   const bool narrow_out = p.out_channels <= kNarrowMax;
   const std::int64_t tiles = g.n * ((p.out_h + kNarrowTileRows - 1) / kNarrowTileRows) *
                              ((p.out_w + kNarrowTileCols - 1) / kNarrowTileCols);
@@ -465,13 +477,14 @@ void launch_narrow(const Conv2dGeometry& g, const T* in, const T* w, const T* bi
 
 template <class T>
 void launch_narrow_forward(const Conv2dGeometry& g, const T* x, const T* w, const T* bias, T* y,
-                           cudaStream_t stream) {
-  launch_narrow<T, false>(g, x, w, bias, y, stream);
+                           const EpilogueArgs& epilogue, cudaStream_t stream) {
+  launch_narrow<T, false>(g, x, w, bias, y, epilogue, stream);
 }
 
 template <class T>
-void launch_narrow_backward_data(const Conv2dGeometry& g, const T* dy, const T* w, T* dx, cudaStream_t stream) {
-  launch_narrow<T, true>(g, dy, w, nullptr, dx, stream);
+void launch_narrow_backward_data(const Conv2dGeometry& g, const T* dy, const T* w, T* dx,
+                                 const EpilogueArgs& epilogue, cudaStream_t stream) {
+  launch_narrow<T, true>(g, dy, w, nullptr, dx, epilogue, stream);
 }
 
 }  // namespace oomlab::ops::detail

@@ -14,12 +14,14 @@ bool narrow_forward_applies(const Conv2dGeometry& g);
 bool narrow_backward_data_applies(const Conv2dGeometry& g);
 
 #if OOMLAB_WITH_CUDA
-// y = conv(x, w) + bias (bias may be null). Requires narrow_forward_applies(g).
+// y = conv(x, w) + bias (bias may be null), then the epilogue. Requires narrow_forward_applies(g).
 void narrow_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
-                         const void* bias, void* y, memory::StreamHandle stream);
-// dx = conv_transpose(dy, w), every element written. Requires narrow_backward_data_applies(g).
+                         const void* bias, void* y, const EpilogueArgs& epilogue,
+                         memory::StreamHandle stream);
+// dx = conv_transpose(dy, w), then the epilogue; every element written. Requires
+// narrow_backward_data_applies(g).
 void narrow_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void* dy, const void* w,
-                               void* dx, memory::StreamHandle stream);
+                               void* dx, const EpilogueArgs& epilogue, memory::StreamHandle stream);
 #endif
 
 }  // namespace oomlab::ops::detail

@@ -6,6 +6,8 @@
 //   view.a_gather(row, k), b_gather      a Gather: element offset, and whether it exists (else a
 //                                        zero: padding, tails; the offset is then not read)
 //   view.out_index(m, n), out_value      where C goes and what is stored (bias, rounding)
+//   view.epilogue                        element-wise work on the rounded value at the store
+//                                        (an OutputEpilogue, conv_epilogue.cuh)
 //   kAAlongK / kBAlongK / kOutAlongM     which dim of each operand / of C is contiguous
 // Each thread's copy slots are fixed for the whole kernel, so per k-tile a thread decodes only
 // the reduction index its 16-byte copies share (FastDivmod) and adds it to rows it precomputed.
@@ -19,8 +21,8 @@
 // default for f32 convolutions; the operands' low 13 bits ignored, as Hopper's wgmma does), its
 // fragments by ldmatrix from [row][k] tiles and by permuted-row vector loads from [k][row] tiles
 // (see mma_k_tile).
-// Epilogue: accumulators -> out_value -> Out in a shared tile, then 16-byte stores along the
-// output's contiguous dim.
+// Epilogue: accumulators -> out_value -> Out in a shared tile, then view.epilogue and 16-byte
+// stores along the output's contiguous dim.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -341,8 +343,9 @@ __device__ __forceinline__ void stage_output(const View& view, typename View::Ou
       m < view.M && n < view.N ? from_f32<Out>(view.out_value(m, n, value)) : from_f32<Out>(0.0f);
 }
 
-// Epilogue, step 2 (after a barrier): the staged tile -> C, 16-byte stores along C's contiguous
-// dim where whole vectors fit, element stores otherwise.
+// Epilogue, step 2 (after a barrier): the staged tile -> C through the view's element-wise
+// epilogue (conv_epilogue.cuh), 16-byte stores along C's contiguous dim where whole vectors fit,
+// element stores otherwise.
 template <class View, class Cfg>
 __device__ __forceinline__ void write_output_tile(const View& view, const typename View::Out* c_tile, int m0, int n0) {
   using Out = typename View::Out;
@@ -359,10 +362,14 @@ __device__ __forceinline__ void write_output_tile(const View& view, const typena
     const Out* staged = c_tile + CTile::index(m_local, n_local);
     if (view.vector_out && contiguous0 + along + CTile::kVec <= contiguous_extent &&
         along + CTile::kVec <= CTile::kContiguous) {
-      store128(view.out + at, *reinterpret_cast<const Pack128<Out>*>(staged));
+      Pack128<Out> pack = *reinterpret_cast<const Pack128<Out>*>(staged);
+      view.epilogue.apply(pack, at);
+      store128(view.out + at, pack);
     } else {
       for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent; ++e) {
-        view.out[at + e] = staged[e];
+        Out value = staged[e];
+        view.epilogue.apply(value, at + e);
+        view.out[at + e] = value;
       }
     }
   }

@@ -1,5 +1,5 @@
 // The implicit-GEMM engine on Hopper's warpgroup tensor cores (sm_90a), for views whose A operand
-// is contiguous along Kd (conv forward and backward-data): the same views and gathering loaders
+// and B are contiguous along Kd (conv forward and backward-data): the same views and gathering loaders
 // as implicit_gemm.cuh, but the products by wgmma.mma_async straight from shared memory
 // (wgmma_sm90.cuh) instead of ldmatrix + mma.sync.
 //
@@ -9,10 +9,9 @@
 //
 // Block: two warpgroups (256 threads), C tile 128 x BN (BN = 64 or 128), each warpgroup 64 rows.
 // Every thread also gathers (cp.async, zero-fill for padding), into K-major 128-byte rows in
-// wgmma's 128-byte swizzle: BK = 128 bytes of k (32 f32, 64 bf16/f16) per k-tile. A B operand
-// contiguous along n instead (backward-data's weights: TF32 wgmma reads K-major tiles only) is
-// gathered as [k][n] and transposed by the threads into one of two K-major buffers, so the
-// wgmma of the previous k-tile can still read the other.
+// wgmma's 128-byte swizzle: BK = 128 bytes of k (32 f32, 64 bf16/f16) per k-tile. Both operands
+// must run along Kd (TF32 wgmma reads K-major tiles only; backward-data transposes its weights
+// before the launch: one small pass instead of a shared-memory transpose in every k-tile).
 // Ring: tile t in stage t % Stages; Stages - 2 tiles of copies in flight ahead of the math and
 // one k-tile of wgmma in flight behind it, so the stage being refilled was read two k-tiles ago.
 // Epilogue: accumulators -> staged output tile -> 16-byte stores (implicit_gemm.cuh).
@@ -51,18 +50,15 @@ struct SwizzledTile {
   }
 };
 
-// How B is staged: K-major in the ring, or [k][n] in the ring and transposed into two K-major
-// buffers after it (both 1024-byte aligned).
+// The ring: each stage holds A's and B's swizzled tiles, 1024-byte aligned.
 template <class View, class Cfg>
 struct Sm90Layout {
   using ATile = SwizzledTile<Cfg, Cfg::BM>;
-  using BTile = SwizzledTile<Cfg, Cfg::BN>;  // what wgmma reads
-  using BStaged = std::conditional_t<View::kBAlongK, BTile, OperandTile<Cfg, Cfg::BN, false>>;
+  using BTile = SwizzledTile<Cfg, Cfg::BN>;
   static constexpr int kStageElements =
-      ((ATile::kElements + BStaged::kElements) * static_cast<int>(sizeof(typename View::Elem)) + 1023) / 1024 * 1024 /
+      ((ATile::kElements + BTile::kElements) * static_cast<int>(sizeof(typename View::Elem)) + 1023) / 1024 * 1024 /
       static_cast<int>(sizeof(typename View::Elem));
-  static constexpr int kTransposedElements = View::kBAlongK ? 0 : 2 * BTile::kElements;
-  static constexpr std::size_t kBytes = (static_cast<std::size_t>(kStageElements) * Cfg::Stages + kTransposedElements) *
+  static constexpr std::size_t kBytes = static_cast<std::size_t>(kStageElements) * Cfg::Stages *
                                         sizeof(typename View::Elem);
 };
 
@@ -72,40 +68,24 @@ constexpr std::size_t sm90_gemm_shared_bytes() {
   return std::max(Sm90Layout<View, Cfg>::kBytes, output) + 1024;  // + room to align the ring to 1024 bytes
 }
 
-// B of one k-tile from its [k][n] staging into a K-major swizzled buffer: each thread writes whole
-// 16-byte chunks (one n, kVec consecutive k), reading down a staging column.
-template <class Cfg, class Staged, class KMajor, class T>
-__device__ __forceinline__ void transpose_b(const T* staged, T* k_major) {
-  constexpr int kChunks = Cfg::BN * (Cfg::BK / Cfg::kVec);
-  for (int e = threadIdx.x; e < kChunks; e += Cfg::kThreads) {
-    const int n = e % Cfg::BN, kk0 = e / Cfg::BN * Cfg::kVec;
-    Pack128<T> chunk;
-#pragma unroll
-    for (int i = 0; i < Cfg::kVec; ++i) chunk.values[i] = staged[Staged::index(n, kk0 + i)];
-    *reinterpret_cast<int4*>(k_major + KMajor::index(n, kk0)) = *reinterpret_cast<const int4*>(&chunk);
-  }
-}
-
-template <class View, class Cfg, bool VecA, bool VecB>
+template <class View, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View view) {
-  static_assert(View::kAAlongK, "wgmma TF32 operands must be K-major (B is transposed on the way)");
+  static_assert(View::kAAlongK && View::kBAlongK, "wgmma TF32 operands must be K-major");
   using T = typename View::Elem;
   using Layout = Sm90Layout<View, Cfg>;
   using ATile = typename Layout::ATile;
   using BTile = typename Layout::BTile;
-  using BStaged = typename Layout::BStaged;
   constexpr int kStageElements = Layout::kStageElements;
   constexpr int kAhead = Cfg::Stages - 2;
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* shared_bytes = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
   T* stages = reinterpret_cast<T*>(shared_bytes);
-  T* transposed = stages + kStageElements * Cfg::Stages;  // backward-data: B's two K-major buffers
 
   const int m0 = blockIdx.x * Cfg::BM;
   const int n0 = blockIdx.y * Cfg::BN;
   const int k_tiles = (view.Kd + Cfg::BK - 1) / Cfg::BK;
-  const OperandLoader<View, ASide<View>, Cfg, Cfg::BM, VecA, ATile> a_loader(view, m0);
-  const OperandLoader<View, BSide<View>, Cfg, Cfg::BN, VecB, BStaged> b_loader(view, n0);
+  const OperandLoader<View, ASide<View>, Cfg, Cfg::BM, true, ATile> a_loader(view, m0);
+  const OperandLoader<View, BSide<View>, Cfg, Cfg::BN, true, BTile> b_loader(view, n0);
   auto load_stage = [&](int t) {
     T* stage = stages + (t % Cfg::Stages) * kStageElements;
     a_loader.load(view, stage, m0, t * Cfg::BK);
@@ -130,13 +110,6 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
     cp_async_commit();
     const T* stage = stages + (t % Cfg::Stages) * kStageElements;
     const T* b_tile = stage + ATile::kElements;
-    if constexpr (!View::kBAlongK) {  // into the buffer tile t - 2's wgmma read
-      T* k_major = transposed + (t % 2) * BTile::kElements;
-      transpose_b<Cfg, BStaged, BTile>(b_tile, k_major);
-      fence_shared_for_wgmma();
-      __syncthreads();
-      b_tile = k_major;
-    }
     const unsigned a_at = shared_address(stage + warpgroup * 64 * Cfg::BK);
     const unsigned b_at = shared_address(b_tile);
     wgmma_fence();
@@ -167,27 +140,18 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
 // Whether this process's GPU runs the wgmma kernels: built for sm_90a and a compute 9.0 device.
 bool sm90_gemm_available();
 
-template <class View, class Cfg, bool VecA, bool VecB>
-void launch_sm90_gemm_variant(const View& view, dim3 grid, cudaStream_t stream) {
+// Launches view's GEMM on wgmma: grid (M tiles, N tiles). Both operands gathered by 16-byte
+// copies: the element-gather variants stay on mma.sync (rare shapes, and ptxas serialises their
+// wgmma, C7515).
+template <class View, class Cfg>
+void launch_sm90_gemm(const View& view, cudaStream_t stream) {
+  const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN));
+  OOMLAB_CHECK(grid.y <= 65535, "conv2d: grid too large for N " << view.N);
   constexpr std::size_t bytes = sm90_gemm_shared_bytes<View, Cfg>();
-  const auto kernel = implicit_gemm_sm90_kernel<View, Cfg, VecA, VecB>;
+  const auto kernel = implicit_gemm_sm90_kernel<View, Cfg>;
   allow_shared_bytes(kernel, bytes);
   kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view);
   OOMLAB_CUDA_CHECK_LAUNCH();
-}
-
-// Launches view's GEMM (A contiguous along Kd, gathered by 16-byte copies) on wgmma: grid
-// (M tiles, N tiles). Element-wise A gathers stay on mma.sync: rare shapes, and ptxas serialises
-// the wgmma of those variants (C7515).
-template <class View, class Cfg>
-void launch_sm90_gemm(const View& view, bool vec_b, cudaStream_t stream) {
-  const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN));
-  OOMLAB_CHECK(grid.y <= 65535, "conv2d: grid too large for N " << view.N);
-  if (vec_b) {
-    launch_sm90_gemm_variant<View, Cfg, true, true>(view, grid, stream);
-  } else {
-    launch_sm90_gemm_variant<View, Cfg, true, false>(view, grid, stream);
-  }
 }
 
 }  // namespace oomlab::ops::detail

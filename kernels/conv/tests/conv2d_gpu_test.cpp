@@ -2,7 +2,8 @@
 // CPU reference on seeded random data, for f32, bf16 and f16 and shapes that exercise every path:
 // odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), every tile
 // shape (narrow 8/16-wide, 64-wide, 128x128), tails of every tile dim, 3x3 and 4x4, stride 1
-// and 2, padding 0-2; forward on both engines where Hopper's wgmma applies (wgmma and mma.sync).
+// and 2, padding 0-2; forward and backward-data on both engines where Hopper's wgmma applies
+// (wgmma and mma.sync), and their fused epilogues against the separate ops.
 // Backward-weight with <= 4 channels on one side has its own suite below.
 #include <gtest/gtest.h>
 
@@ -12,9 +13,11 @@
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/conv2d_launch.hpp"
+#include "kernels/conv/leaky_relu.hpp"
 #include "kernels/conv/tests/gpu_test_support.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
+#include "kernels/transformer/residual.hpp"
 
 namespace oomlab::ops {
 namespace {
@@ -89,12 +92,14 @@ TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   conv2d_backward_weight(gx, gdy, gdw, gdb, c.params);
   cuda.synchronize();
 
-  // The forward again with wgmma off: on Hopper the default is wgmma, this is the mma.sync path.
+  // The data passes again with wgmma off: on Hopper the default is wgmma, this is mma.sync.
   Tensor gy_mma_sync = Tensor::empty(cuda, y_shape, c.dtype);
-  gy_mma_sync.fill(std::nan(""));
+  Tensor gdx_mma_sync = Tensor::empty(cuda, c.x, c.dtype);
+  for (Tensor* t : {&gy_mma_sync, &gdx_mma_sync}) t->fill(std::nan(""));
   {
     const WgmmaOff off;
     conv2d_forward(gx, gw, gbias, gy_mma_sync, c.params);
+    conv2d_backward_data(gdy, gw, gdx_mma_sync, c.params);
     cuda.synchronize();
   }
 
@@ -109,12 +114,65 @@ TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   EXPECT_TRUE(testing::all_close(gdx.to_host_f32(), dx_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, rsk), "backward-data dx"))
       << c;
+  EXPECT_TRUE(testing::all_close(gdx_mma_sync.to_host_f32(), dx_ref.to_host_f32(),
+                                 conv_tolerance(c.dtype, rsk), "backward-data dx (mma.sync)"))
+      << c;
   EXPECT_TRUE(testing::all_close(gdw.to_host_f32(), dw_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, npq), "backward-weight dw"))
       << c;
   EXPECT_TRUE(testing::all_close(gdb.to_host_f32(), db_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, npq), "backward-weight dbias"))
       << c;
+}
+
+// The fused epilogue (residual add, then LeakyReLU / ReLU or their gradient) gives the same bits
+// as the plain pass followed by the separate ops on cuda, on every engine that takes the shape
+// (wgmma, mma.sync, the direct narrow kernels).
+TEST_P(Conv2dGpu, EpilogueEqualsSeparateOpsBitwise) {
+  OOMLAB_REQUIRE_GPU();
+  const ConvCase& c = GetParam();
+  Device cuda(DeviceKind::cuda, {});
+  const Shape y_shape = conv2d_output_shape(c.x, c.w, c.params);
+  Tensor x = testing::random_tensor(cuda, c.x, c.dtype, 301);
+  Tensor w = testing::random_tensor(cuda, c.w, c.dtype, 302);
+  Tensor bias = testing::random_tensor(cuda, {c.w[0]}, c.dtype, 303);
+  Tensor dy = testing::random_tensor(cuda, y_shape, c.dtype, 304);
+  Tensor y_addend = testing::random_tensor(cuda, y_shape, c.dtype, 305);
+  Tensor dx_addend = testing::random_tensor(cuda, c.x, c.dtype, 306);
+  Tensor activated = testing::random_tensor(cuda, c.x, c.dtype, 307);  // both signs
+
+  for (bool wgmma : {true, false}) {
+    detail::conv2d_allow_wgmma(wgmma);
+    for (float slope : {0.0f, 0.2f}) {
+      for (bool add : {false, true}) {
+        const std::string what = std::string(wgmma ? "default engine" : "mma.sync") + " slope " +
+                                 std::to_string(slope) + (add ? " with addend" : "");
+        ConvEpilogue forward_epilogue;
+        forward_epilogue.addend = add ? y_addend : Tensor();
+        forward_epilogue.activation = true;
+        forward_epilogue.slope = slope;
+        Tensor fused = Tensor::empty(cuda, y_shape, c.dtype), separate = Tensor::empty(cuda, y_shape, c.dtype);
+        conv2d_forward(x, w, bias, fused, c.params, forward_epilogue);
+        conv2d_forward(x, w, bias, separate, c.params);
+        if (add) residual_add(separate, separate, y_addend);
+        leaky_relu_forward(separate, separate, slope);
+        EXPECT_EQ(fused.to_host_f32(), separate.to_host_f32()) << "forward, " << what << ": " << c;
+
+        ConvEpilogue backward_epilogue;
+        backward_epilogue.addend = add ? dx_addend : Tensor();
+        backward_epilogue.activation = true;
+        backward_epilogue.slope = slope;
+        backward_epilogue.activation_output = activated;
+        Tensor dx_fused = Tensor::empty(cuda, c.x, c.dtype), dx_separate = Tensor::empty(cuda, c.x, c.dtype);
+        conv2d_backward_data(dy, w, dx_fused, c.params, backward_epilogue);
+        conv2d_backward_data(dy, w, dx_separate, c.params);
+        if (add) residual_add(dx_separate, dx_separate, dx_addend);
+        leaky_relu_backward(activated, dx_separate, dx_separate, slope);
+        EXPECT_EQ(dx_fused.to_host_f32(), dx_separate.to_host_f32()) << "backward-data, " << what << ": " << c;
+      }
+    }
+  }
+  detail::conv2d_allow_wgmma(true);
 }
 
 std::vector<ConvCase> all_cases() {

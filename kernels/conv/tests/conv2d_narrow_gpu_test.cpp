@@ -69,7 +69,7 @@ TEST_P(Conv2dGpuNarrowDirect, ForwardMatchesReferenceAndRepeatsBitwise) {
   y2.fill(std::nan(""));
   for (Tensor* y : {&y1, &y2}) {
     detail::narrow_forward_cuda(c.dtype, g, gx.data(), gw.data(), c.bias ? gbias.data() : nullptr, y->data(),
-                                cuda.stream());
+                                detail::EpilogueArgs{}, cuda.stream());
   }
   cuda.synchronize();
 
@@ -97,7 +97,8 @@ TEST_P(Conv2dGpuNarrowDirect, BackwardDataMatchesReferenceAndRepeatsBitwise) {
   dx1.fill(std::nan(""));
   dx2.fill(std::nan(""));
   for (Tensor* dx : {&dx1, &dx2}) {
-    detail::narrow_backward_data_cuda(c.dtype, g, gdy.data(), gw.data(), dx->data(), cuda.stream());
+    detail::narrow_backward_data_cuda(c.dtype, g, gdy.data(), gw.data(), dx->data(), detail::EpilogueArgs{},
+                                      cuda.stream());
   }
   cuda.synchronize();
 
@@ -168,9 +169,9 @@ TEST(Conv2dGpuNarrowDirectApplies, LeavesWideConvsToTheGemm) {
     EXPECT_FALSE(detail::narrow_forward_applies(g)) << shape_string(x) << shape_string(w);
     EXPECT_FALSE(detail::narrow_backward_data_applies(g)) << shape_string(x) << shape_string(w);
     // Called anyway: a clear exception before anything touches the (here null) pointers.
-    EXPECT_THROW(detail::narrow_forward_cuda(DType::f32, g, nullptr, nullptr, nullptr, nullptr, 0),
+    EXPECT_THROW(detail::narrow_forward_cuda(DType::f32, g, nullptr, nullptr, nullptr, nullptr, {}, 0),
                  std::invalid_argument);
-    EXPECT_THROW(detail::narrow_backward_data_cuda(DType::f32, g, nullptr, nullptr, nullptr, 0),
+    EXPECT_THROW(detail::narrow_backward_data_cuda(DType::f32, g, nullptr, nullptr, nullptr, {}, 0),
                  std::invalid_argument);
   }
 }

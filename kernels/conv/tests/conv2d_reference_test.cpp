@@ -71,6 +71,53 @@ TEST_F(HostConv, Bf16ReferenceRoundsTheSumOnce) {
   EXPECT_EQ(y.to_host_f32(), (std::vector<float>{1.0f + 1.0f / 128}));
 }
 
+TEST_F(HostConv, EpilogueAddsThenActivatesAndBackwardMasksByTheActivation) {
+  // y = conv = (1 2 3 4) per pixel channel; + addend (-3 -3 -3 -3) -> (-2 -1 0 1); LeakyReLU 0.5.
+  Tensor x = make({1, 1, 4, 1}, {1, 2, 3, 4});
+  Tensor w = make({1, 1, 1, 1}, {1});
+  ConvEpilogue forward;
+  forward.addend = make({1, 1, 4, 1}, {-3, -3, -3, -3});
+  forward.activation = true;
+  forward.slope = 0.5f;
+  Tensor y = Tensor::empty(host, {1, 1, 4, 1}, DType::f32);
+  conv2d_forward(x, w, Tensor(), y, {}, forward);
+  EXPECT_EQ(y.to_host_f32(), (std::vector<float>{-1, -0.5f, 0, 1}));
+
+  // dx = (dy * w + addend) * (activation_output > 0 ? 1 : slope); ReLU (slope 0) here.
+  Tensor dy = make({1, 1, 4, 1}, {1, 1, 1, 1});
+  ConvEpilogue backward;
+  backward.addend = make({1, 1, 4, 1}, {1, 2, 3, 4});
+  backward.activation = true;
+  backward.activation_output = make({1, 1, 4, 1}, {1, -1, 0, 2});
+  Tensor dx = Tensor::empty(host, {1, 1, 4, 1}, DType::f32);
+  conv2d_backward_data(dy, w, dx, {}, backward);
+  EXPECT_EQ(dx.to_host_f32(), (std::vector<float>{2, 0, 0, 5}));
+}
+
+TEST_F(HostConv, MalformedEpilogueIsRejected) {
+  Tensor x = Tensor::zeros(host, {1, 4, 4, 2}, DType::f32);
+  Tensor w = Tensor::zeros(host, {2, 3, 3, 2}, DType::f32);
+  Tensor y = Tensor::empty(host, {1, 4, 4, 2}, DType::f32);
+  ConvEpilogue wrong_shape;
+  wrong_shape.addend = Tensor::zeros(host, {1, 4, 4, 3}, DType::f32);
+  EXPECT_THROW(conv2d_forward(x, w, Tensor(), y, {1, 1}, wrong_shape), std::invalid_argument);
+  ConvEpilogue wrong_dtype;
+  wrong_dtype.addend = Tensor::zeros(host, {1, 4, 4, 2}, DType::bf16);
+  EXPECT_THROW(conv2d_forward(x, w, Tensor(), y, {1, 1}, wrong_dtype), std::invalid_argument);
+  ConvEpilogue negative_slope;
+  negative_slope.activation = true;
+  negative_slope.slope = -0.1f;
+  EXPECT_THROW(conv2d_forward(x, w, Tensor(), y, {1, 1}, negative_slope), std::invalid_argument);
+  ConvEpilogue forward_with_output;
+  forward_with_output.activation = true;
+  forward_with_output.activation_output = Tensor::zeros(host, {1, 4, 4, 2}, DType::f32);
+  EXPECT_THROW(conv2d_forward(x, w, Tensor(), y, {1, 1}, forward_with_output), std::invalid_argument);
+  Tensor dx = Tensor::empty(host, {1, 4, 4, 2}, DType::f32);
+  ConvEpilogue backward_without_output;
+  backward_without_output.activation = true;
+  EXPECT_THROW(conv2d_backward_data(y, w, dx, {1, 1}, backward_without_output), std::invalid_argument);
+}
+
 TEST(Conv2dShape, OutputSizeFollowsTheUsualFormula) {
   EXPECT_EQ(conv2d_output_shape({4, 256, 256, 64}, {64, 3, 3, 64}, {1, 1}), (Shape{4, 256, 256, 64}));
   EXPECT_EQ(conv2d_output_shape({4, 256, 256, 3}, {64, 4, 4, 3}, {2, 1}), (Shape{4, 128, 128, 64}));

@@ -36,19 +36,39 @@ Parameter make_parameter(Device& device, const std::string& name, Shape shape, D
 
 }  // namespace
 
-Tensor ConvLayer::forward(const Tensor& x) const {
+Tensor ConvLayer::forward(const Tensor& x, const ops::ConvEpilogue& epilogue) const {
   ProfileRange range(forward_range.c_str());
   Tensor y = Tensor::empty(x.device(), ops::conv2d_output_shape(x.shape(), weight.value.shape(), params),
                            x.dtype());
-  ops::conv2d_forward(x, weight.value, bias.value, y, params);
+  ops::conv2d_forward(x, weight.value, bias.value, y, params, epilogue);
   return y;
 }
 
-Tensor ConvLayer::backward_data(const Tensor& dy, const Shape& x_shape) const {
+Tensor ConvLayer::backward_data(const Tensor& dy, const Shape& x_shape, const ops::ConvEpilogue& epilogue) const {
   ProfileRange range(backward_data_range.c_str());
   Tensor dx = Tensor::empty(dy.device(), x_shape, dy.dtype());
-  ops::conv2d_backward_data(dy, weight.value, dx, params);
+  ops::conv2d_backward_data(dy, weight.value, dx, params, epilogue);
   return dx;
+}
+
+ops::ConvEpilogue then_activation(float slope) {
+  ops::ConvEpilogue epilogue;
+  epilogue.activation = true;
+  epilogue.slope = slope;
+  return epilogue;
+}
+
+ops::ConvEpilogue plus(const Tensor& addend) {
+  ops::ConvEpilogue epilogue;
+  epilogue.addend = addend;
+  return epilogue;
+}
+
+ops::ConvEpilogue through_activation(const Tensor& activated, float slope, const Tensor& addend) {
+  ops::ConvEpilogue epilogue = then_activation(slope);
+  epilogue.activation_output = activated;
+  epilogue.addend = addend;
+  return epilogue;
 }
 
 void ConvLayer::backward_weight(const Tensor& x, const Tensor& dy) {

@@ -4,9 +4,7 @@
 #include <string>
 
 #include "harness/memory/tags.hpp"
-#include "kernels/conv/leaky_relu.hpp"
 #include "kernels/core/check.hpp"
-#include "kernels/transformer/residual.hpp"
 
 namespace oomlab::srgan {
 namespace {
@@ -47,9 +45,7 @@ DiscriminatorForward SrganDiscriminator::forward(const Tensor& image) {
   result.input = image;
   const Tensor* x = &image;
   for (int l = 0; l < kDiscriminatorLayers; ++l) {
-    Tensor feature = downsample_[l].forward(*x);
-    ops::leaky_relu_forward(feature, feature, config_.leaky_slope);
-    result.features[l] = std::move(feature);
+    result.features[l] = downsample_[l].forward(*x, then_activation(config_.leaky_slope));  // LeakyReLU fused
     x = &result.features[l];
   }
   result.logits = head_.forward(*x);
@@ -64,16 +60,20 @@ Tensor SrganDiscriminator::backward(DiscriminatorForward forward, const Tensor& 
                    << " does not match the forward's logits");
   memory::TagScope tag(memory::Tag::activations);
   FeatureMaps& features = forward.features;
-  if (parameter_grads) head_.backward_weight(features.back(), d_logits);
-  Tensor d = head_.backward_data(d_logits, features.back().shape());
-  for (int l = kDiscriminatorLayers - 1; l >= 0; --l) {
-    if (d_features[l].defined()) ops::residual_add(d, d, d_features[l]);
-    ops::leaky_relu_backward(features[l], d, d, config_.leaky_slope);
+  // The gradient at feature l: what comes from above plus the feature's own loss gradient, back
+  // through the LeakyReLU; both fused into the backward-data that makes it.
+  auto into_feature = [&](int l) {
+    return through_activation(features[l], config_.leaky_slope, d_features[l]);
+  };
+  const int last = kDiscriminatorLayers - 1;
+  if (parameter_grads) head_.backward_weight(features[last], d_logits);
+  Tensor d = head_.backward_data(d_logits, features[last].shape(), into_feature(last));
+  for (int l = last; l >= 0; --l) {
     features[l].reset();
     const Tensor& layer_input = l == 0 ? forward.input : features[l - 1];
     if (parameter_grads) downsample_[l].backward_weight(layer_input, d);
     if (l == 0 && !input_grad) return Tensor();
-    d = downsample_[l].backward_data(d, layer_input.shape());
+    d = downsample_[l].backward_data(d, layer_input.shape(), l > 0 ? into_feature(l - 1) : ops::ConvEpilogue{});
   }
   return d;
 }

@@ -4,10 +4,8 @@
 #include <string>
 
 #include "harness/memory/tags.hpp"
-#include "kernels/conv/leaky_relu.hpp"
 #include "kernels/conv/pixel_shuffle.hpp"
 #include "kernels/core/check.hpp"
-#include "kernels/transformer/residual.hpp"
 
 namespace oomlab::srgan {
 namespace {
@@ -82,24 +80,23 @@ Tensor SrganGenerator::forward(const Tensor& input, GeneratorSaved* saved) {
     saved->input = input;
     saved->stem = h;
   }
+  // The ReLUs and the skip add run in the convs' epilogues (the same values as separate ops).
   for (auto& [conv1, conv2] : blocks_) {
-    Tensor hidden = conv1.forward(h);
-    ops::relu_forward(hidden, hidden);
-    Tensor out = conv2.forward(hidden);
+    Tensor hidden = conv1.forward(h, then_activation(0.0f));
+    Tensor out = conv2.forward(hidden, plus(h));
     if (saved) saved->block_hidden.push_back(hidden);
     hidden.reset();
-    ops::residual_add(out, h, out);
     if (saved) saved->block_output.push_back(out);
     h = std::move(out);  // without `saved`, the block's input goes here
   }
   for (int s = 0; s < 2; ++s) {
-    Tensor wide = upsample_[s].forward(h);
+    // ReLU before the shuffle: an element-wise op commutes with the permutation.
+    Tensor wide = upsample_[s].forward(h, then_activation(0.0f));
     h.reset();
     Tensor shuffled = Tensor::empty(input.device(), ops::pixel_shuffle_output_shape(wide.shape(), kShuffle),
                                     wide.dtype());
     ops::pixel_shuffle_forward(wide, shuffled, kShuffle);
     wide.reset();
-    ops::relu_forward(shuffled, shuffled);
     if (saved) saved->upsampled[s] = shuffled;
     h = std::move(shuffled);
   }
@@ -115,9 +112,9 @@ void SrganGenerator::backward(GeneratorSaved saved, const Tensor& d_output) {
                                                      << shape_string(output_shape(saved.input.shape())));
   memory::TagScope tag(memory::Tag::activations);
   head_.backward_weight(saved.upsampled[1], d_output);
-  Tensor d = head_.backward_data(d_output, saved.upsampled[1].shape());
+  // Each backward-data also goes back through the ReLU that made its dx's forward tensor.
+  Tensor d = head_.backward_data(d_output, saved.upsampled[1].shape(), through_activation(saved.upsampled[1], 0.0f));
   for (int s = 1; s >= 0; --s) {
-    ops::relu_backward(saved.upsampled[s], d, d);
     saved.upsampled[s].reset();
     Tensor& stage_input = s == 1 ? saved.upsampled[0]
                           : saved.block_output.empty() ? saved.stem : saved.block_output.back();
@@ -127,7 +124,8 @@ void SrganGenerator::backward(GeneratorSaved saved, const Tensor& d_output) {
     ops::pixel_shuffle_backward(d, d_wide, kShuffle);
     d.reset();
     upsample_[s].backward_weight(stage_input, d_wide);
-    d = upsample_[s].backward_data(d_wide, stage_input.shape());
+    d = upsample_[s].backward_data(d_wide, stage_input.shape(),
+                                   s == 1 ? through_activation(stage_input, 0.0f) : ops::ConvEpilogue{});
   }
   for (int b = config_.residual_blocks - 1; b >= 0; --b) {
     // d is the gradient at block b's output; the block's input gets it through the skip too.
@@ -136,13 +134,10 @@ void SrganGenerator::backward(GeneratorSaved saved, const Tensor& d_output) {
     auto& [conv1, conv2] = blocks_[b];
     Tensor& hidden = saved.block_hidden[b];
     conv2.backward_weight(hidden, d);
-    Tensor d_hidden = conv2.backward_data(d, hidden.shape());
-    ops::relu_backward(hidden, d_hidden, d_hidden);
+    Tensor d_hidden = conv2.backward_data(d, hidden.shape(), through_activation(hidden, 0.0f));
     hidden.reset();
     conv1.backward_weight(block_input, d_hidden);
-    Tensor d_branch = conv1.backward_data(d_hidden, block_input.shape());
-    d_hidden.reset();
-    ops::residual_add(d, d, d_branch);
+    d = conv1.backward_data(d_hidden, block_input.shape(), plus(d));  // the branch's gradient + the skip's
   }
   stem_.backward_weight(saved.input, d);
 }
