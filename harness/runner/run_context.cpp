@@ -2,15 +2,33 @@
 #include "harness/runner/run_context.hpp"
 
 #include <cstdio>
+#include <numeric>
 #include <stdexcept>
+#include <string>
+
+#include "harness/device/op_profiler.hpp"
 
 namespace oomlab {
 
 RunContext::RunContext(Device& device, Scale scale, int steps)
     : device_(device), scale_(scale), steps_(steps) {}
 
+void RunContext::set_warmup_steps(int steps) {
+  if (steps < 0) {
+    throw std::invalid_argument("RunContext::set_warmup_steps: " + std::to_string(steps) +
+                                " warm-up steps");
+  }
+  if (any_step_begun_) {
+    throw std::logic_error("RunContext::set_warmup_steps after the first step began");
+  }
+  warmup_steps_ = steps;
+}
+
 void RunContext::begin_step(std::int64_t step) {
   current_step_ = step;
+  any_step_begun_ = true;
+  // Work of a step that never ended (its time is unknown) stays out of the steady rate.
+  work_in_step_ = 0;
   allocator().mark_step(step);
   // On cuda the previous step's kernels may still run: wait, so this step's time is its own.
   device_.synchronize();
@@ -24,7 +42,14 @@ void RunContext::end_step() {
   device_.synchronize();
   std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - step_start_;
   step_seconds_.push_back(elapsed.count());
+  step_work_.push_back(work_in_step_);
+  work_in_step_ = 0;
   step_start_ = {};
+  // The device is idle here (synchronised above), so the warm-up's timing events are done.
+  if (profiler_ && warmup_steps_ > 0 &&
+      step_seconds_.size() == static_cast<std::size_t>(warmup_steps_)) {
+    profiler_->reset();
+  }
   if (progress_fn_) progress_fn_(progress_user_, *this);
 }
 
@@ -35,6 +60,27 @@ void RunContext::add_work(double amount, std::string unit) {
   }
   work_ += amount;
   work_unit_ = std::move(unit);
+  if (step_in_progress() >= 0) {
+    work_in_step_ += amount;
+  } else if (!step_work_.empty()) {
+    step_work_.back() += amount;
+  } else {
+    work_of_no_step_ += amount;
+  }
+}
+
+RunContext::Measured RunContext::measured() const {
+  Measured m;
+  const auto warmup = static_cast<std::size_t>(warmup_steps_);
+  if (warmup > 0 && step_seconds_.size() > warmup) {
+    m.work = std::accumulate(step_work_.begin() + warmup, step_work_.end(), work_of_no_step_);
+    m.seconds = std::accumulate(step_seconds_.begin() + warmup, step_seconds_.end(), 0.0);
+    m.warmup_excluded = true;
+  } else {
+    m.work = work_;
+    m.seconds = std::accumulate(step_seconds_.begin(), step_seconds_.end(), 0.0);
+  }
+  return m;
 }
 
 void RunContext::set_metric(const std::string& name, double value) { metrics_[name] = value; }

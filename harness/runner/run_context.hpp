@@ -12,6 +12,8 @@
 
 namespace oomlab {
 
+class OpProfiler;
+
 class RunContext {
  public:
   RunContext(Device& device, Scale scale, int steps);
@@ -31,8 +33,17 @@ class RunContext {
     return step_start_ == std::chrono::steady_clock::time_point{} ? -1 : current_step_;
   }
 
+  // The first `steps` steps are warm-up (lazy kernel loading, first-call set-up, cache fills):
+  // the record's throughput and the registered profiler's totals leave them out. Call before the
+  // first step; default 0. Throws std::invalid_argument when negative, std::logic_error after a
+  // step began.
+  void set_warmup_steps(int steps);
+  int warmup_steps() const { return warmup_steps_; }
+
   // Work done in the run, e.g. (samples, "samples/s") or (bytes, "GB/s"); divided by the
-  // measured step time into the record's throughput.
+  // measured step time into the record's throughput. Work added inside a step belongs to that
+  // step; work added between steps to the step that just ended (the `end_step(); add_work(...)`
+  // idiom); work added before the first step to no step, and it always counts.
   void add_work(double amount, std::string unit);
   // Scenario-specific numbers that go into the record's "metrics" object.
   void set_metric(const std::string& name, double value);
@@ -45,6 +56,22 @@ class RunContext {
   const std::string& work_unit() const { return work_unit_; }
   const std::map<std::string, double>& metrics() const { return metrics_; }
 
+  // What the throughput is taken over: the work and seconds of the completed steps after the
+  // warm-up ones (plus the work of no step). When no step after the warm-up completed (an OOM in
+  // the warm-up, or steps <= warm-up), every completed step and all the work, so a rate is still
+  // reported; `warmup_excluded` says which.
+  struct Measured {
+    double work = 0;
+    double seconds = 0;
+    bool warmup_excluded = false;
+  };
+  Measured measured() const;
+
+  // Called by the runner with its --profile profiler (nullptr: none): reset at the end of the
+  // last warm-up step, so its totals cover the steps after it. Explicit rather than
+  // OpProfiler::active(), which may be a scenario's own profiler (spawn times its consumer).
+  void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
+
   // Called by the runner: how the progress line is drawn (nullptr: no progress output).
   using ProgressFn = void (*)(void* user, const RunContext& context);
   void set_progress(ProgressFn fn, void* user) { progress_fn_ = fn; progress_user_ = user; }
@@ -56,7 +83,13 @@ class RunContext {
   std::int64_t current_step_ = -1;
   std::chrono::steady_clock::time_point step_start_{};
   std::vector<double> step_seconds_;
-  double work_ = 0;
+  int warmup_steps_ = 0;
+  bool any_step_begun_ = false;
+  double work_ = 0;                 // all the work, whatever step it belongs to
+  double work_of_no_step_ = 0;      // added before the first step
+  double work_in_step_ = 0;         // added during the step in progress
+  std::vector<double> step_work_;   // per completed step, aligned with step_seconds_
+  OpProfiler* profiler_ = nullptr;
   std::string work_unit_;
   std::map<std::string, double> metrics_;
   ProgressFn progress_fn_ = nullptr;

@@ -49,7 +49,8 @@ bool operator==(const RunRecord& a, const RunRecord& b) {
          a.variant == b.variant && a.device == b.device && a.budget == b.budget &&
          a.scale == b.scale && a.steps == b.steps && a.outcome == b.outcome &&
          a.memory == b.memory && a.throughput == b.throughput &&
-         a.step_seconds == b.step_seconds && a.metrics == b.metrics &&
+         a.step_seconds == b.step_seconds && a.warmup_steps == b.warmup_steps &&
+         a.metrics == b.metrics &&
          a.alloc_conf == b.alloc_conf && a.expected == b.expected &&
          a.matches_expectation == b.matches_expectation && a.git_commit == b.git_commit &&
          a.timestamp == b.timestamp && a.oomlab_version == b.oomlab_version;
@@ -132,6 +133,7 @@ Json to_json(const RunRecord& r) {
   json["throughput"] = {{"value", r.throughput.value},
                         {"unit", string_or_null(r.throughput.unit)}};
   json["step_seconds"] = r.step_seconds;
+  json["warmup_steps"] = r.warmup_steps;
   Json metrics = Json::object();
   for (const auto& [name, value] : r.metrics) metrics[name] = value;
   json["metrics"] = metrics;
@@ -146,11 +148,13 @@ Json to_json(const RunRecord& r) {
 
 RunRecord run_record_from_json(const Json& json) {
   if (!json.is_object()) throw std::runtime_error("run record: not a JSON object");
+  // An older version is read as the current one saying the same (r.schema_version stays current).
   RunRecord r;
-  r.schema_version = field<int>(json, "schema_version", "");
-  if (r.schema_version != kRunRecordSchemaVersion) {
-    throw std::runtime_error("run record: schema_version " + std::to_string(r.schema_version) +
-                             " is not supported (this oomlab reads version " +
+  const int version = field<int>(json, "schema_version", "");
+  if (version < kOldestReadableRunRecordSchemaVersion || version > kRunRecordSchemaVersion) {
+    throw std::runtime_error("run record: schema_version " + std::to_string(version) +
+                             " is not supported (this oomlab reads versions " +
+                             std::to_string(kOldestReadableRunRecordSchemaVersion) + " to " +
                              std::to_string(kRunRecordSchemaVersion) + ")");
   }
   r.scenario = field<std::string>(json, "scenario", "");
@@ -197,6 +201,9 @@ RunRecord run_record_from_json(const Json& json) {
   r.throughput.unit = field_or<std::string>(throughput, "unit", "throughput.", "");
 
   r.step_seconds = field<std::vector<double>>(json, "step_seconds", "");
+  // Version 1 had no warm-up: its throughput was over every step, as warmup_steps 0 means now.
+  r.warmup_steps = version >= 2 ? field<int>(json, "warmup_steps", "") : 0;
+  if (r.warmup_steps < 0) throw std::runtime_error("run record: field warmup_steps is negative");
   r.metrics = field<std::map<std::string, double>>(json, "metrics", "");
   r.alloc_conf = field<std::string>(json, "alloc_conf", "");
   r.expected = field<std::string>(json, "expected", "");

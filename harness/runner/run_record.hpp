@@ -1,4 +1,5 @@
-// The JSON record of one variant run (docs/results-schema.md). Schema version 1.
+// The JSON record of one variant run (docs/results-schema.md). Schema version 2; version 1
+// records (before `warmup_steps`) are still read.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -11,7 +12,9 @@
 
 namespace oomlab {
 
-constexpr int kRunRecordSchemaVersion = 1;
+constexpr int kRunRecordSchemaVersion = 2;
+// The oldest version run_record_from_json reads: 1 lacks warmup_steps (read as 0).
+constexpr int kOldestReadableRunRecordSchemaVersion = 1;
 
 enum class OutcomeStatus { ok, oom, crash, error };
 const char* outcome_status_name(OutcomeStatus status);
@@ -65,7 +68,10 @@ struct RunRecord {
   Outcome outcome;
   MemoryRecord memory;
   Throughput throughput;
-  std::vector<double> step_seconds;
+  std::vector<double> step_seconds;  // every completed step, the warm-up ones too
+  // Leading steps the scenario called warm-up: the throughput and the profile_ms.* metrics
+  // leave them out (docs/results-schema.md says when they cannot).
+  int warmup_steps = 0;
   std::map<std::string, double> metrics;
   std::string alloc_conf;
   std::string expected = "ok";  // the story: "ok", "oom" or "error"
@@ -87,8 +93,8 @@ inline bool operator!=(const RunRecord& a, const RunRecord& b) { return !(a == b
 bool outcome_matches(std::string_view expected, OutcomeStatus status);
 
 nlohmann::ordered_json to_json(const RunRecord& record);
-// Throws std::runtime_error naming the field on a missing or mistyped field or another
-// schema_version.
+// Throws std::runtime_error naming the field on a missing or mistyped field or a schema_version
+// it does not read.
 RunRecord run_record_from_json(const nlohmann::ordered_json& json);
 RunRecord run_record_from_text(const std::string& text);
 

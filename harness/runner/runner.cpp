@@ -2,7 +2,6 @@
 #include "harness/runner/runner.hpp"
 
 #include <chrono>
-#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -148,12 +147,14 @@ void fill_memory(RunRecord& record, const memory::MemoryStats& stats,
 }
 
 void fill_timing(RunRecord& record, const RunContext& context) {
-  record.step_seconds = context.step_seconds();
+  record.step_seconds = context.step_seconds();  // every step, the warm-up ones too
+  record.warmup_steps = context.warmup_steps();
   record.metrics = context.metrics();
-  double seconds = std::accumulate(record.step_seconds.begin(), record.step_seconds.end(), 0.0);
+  // The steady rate: the steps after the warm-up (all steps when none followed it).
+  const RunContext::Measured measured = context.measured();
   // dry does no work, so a rate there would be fiction.
-  if (!context.work_unit().empty() && seconds > 0 && !context.device().is_dry()) {
-    record.throughput.value = context.work() / seconds;
+  if (!context.work_unit().empty() && measured.seconds > 0 && !context.device().is_dry()) {
+    record.throughput.value = measured.work / measured.seconds;
     record.throughput.unit = context.work_unit();
   }
 }
@@ -190,6 +191,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     RunContext context(device, request.scale, resolved.steps);
     std::optional<OpProfiler> profiler;
     if (request.profile) profiler.emplace(device);
+    context.set_profiler(profiler ? &*profiler : nullptr);  // reset after the warm-up steps
     run_scenario(resolved, request, context, record);
     monitor.stop();
     fill_memory(record, device.allocator().stats(), monitor);

@@ -23,7 +23,8 @@ struct RunRequest {
   bool progress = true;    // draw a progress line (only ever when stderr is a terminal)
   double timeout_seconds = 0;  // a child still running after this long is killed; 0: no limit
   // Time the scenario's profiled ranges (harness/device/op_profiler.hpp) on the device and put
-  // each range's total into the record's metrics as "profile_ms.<range>" (every step).
+  // each range's total into the record's metrics as "profile_ms.<range>" (the steps after the
+  // scenario's warm-up steps, RunContext::set_warmup_steps).
   bool profile = false;
 };
 

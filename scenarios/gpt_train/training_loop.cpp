@@ -53,6 +53,7 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
   }
   const double tokens_per_step = static_cast<double>(plan.micro_batch * plan.seq * plan.micro_batches);
   int skipped = 0;
+  context.set_warmup_steps(1);  // step 0 loads the kernels and tunes cuBLASLt: out of the steady rate
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
     const model::StepReport report = trainer.step(batches, step == plan.overflow_step);

@@ -94,6 +94,7 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
 
   // Training: identical in every variant, and it fits.
   allocator.push_scope();
+  context.set_warmup_steps(1);  // step 0 loads the kernels and sets up: out of the steady rate
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
     const srgan::ImageBatch batch = data.batch(device, plan.train_batch, step, dtype);

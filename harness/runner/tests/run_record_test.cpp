@@ -26,6 +26,7 @@ RunRecord full_record() {
   r.memory.num_alloc_retries = 3;
   r.throughput = {0.1 + 0.2, "GB/s"};  // a double that needs all 17 digits
   r.step_seconds = {0.0123456789012345, 1e-9, 3.5};
+  r.warmup_steps = 1;
   r.metrics = {{"empty_cache_seconds", 0.000321}, {"segments_created", 17}};
   r.alloc_conf = "max_split_size_mb:128,expandable_segments:false";
   r.expected = "oom";
@@ -77,14 +78,62 @@ TEST(RunRecord, FieldsAppearInSchemaOrder) {
 }
 
 TEST(RunRecord, OtherSchemaVersionIsRejected) {
+  for (int version : {0, kRunRecordSchemaVersion + 1}) {
+    auto json = to_json(full_record());
+    json["schema_version"] = version;
+    const std::string named = "schema_version " + std::to_string(version);
+    try {
+      run_record_from_json(json);
+      FAIL() << named << " must be rejected";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RunRecord, WarmupStepsAreWrittenAfterStepSecondsAndRoundTrip) {
+  RunRecord original = full_record();
+  original.warmup_steps = 2;
+  auto json = to_json(original);
+  EXPECT_EQ(json["warmup_steps"], 2);
+  auto it = json.find("step_seconds");
+  ASSERT_NE(it, json.end());
+  EXPECT_EQ((++it).key(), "warmup_steps");
+  const RunRecord parsed = run_record_from_json(json);
+  EXPECT_EQ(parsed.warmup_steps, 2);
+  EXPECT_TRUE(parsed == original);
+  original.warmup_steps = 0;
+  EXPECT_FALSE(parsed == original) << "equality must compare warmup_steps";
+}
+
+TEST(RunRecord, Version1RecordsWithoutWarmupStepsStillRead) {
+  // A record as oomlab wrote it before warm-ups: version 1, no warmup_steps, a throughput over
+  // every step, which is what warmup_steps 0 means.
   auto json = to_json(full_record());
-  json["schema_version"] = 2;
+  json["schema_version"] = 1;
+  json.erase("warmup_steps");
+  const RunRecord parsed = run_record_from_json(json);
+  EXPECT_EQ(parsed.warmup_steps, 0);
+  EXPECT_EQ(parsed.schema_version, kRunRecordSchemaVersion);  // read as the current version
+  RunRecord expected = full_record();
+  expected.warmup_steps = 0;
+  EXPECT_TRUE(parsed == expected);
+}
+
+TEST(RunRecord, CurrentRecordsNeedAValidWarmupSteps) {
+  auto json = to_json(full_record());
+  json.erase("warmup_steps");
   try {
     run_record_from_json(json);
-    FAIL() << "schema_version 2 must be rejected";
+    FAIL() << "a version 2 record without warmup_steps must be rejected";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("schema_version 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("warmup_steps"), std::string::npos) << e.what();
   }
+  json = to_json(full_record());
+  json["warmup_steps"] = -1;
+  EXPECT_THROW(run_record_from_json(json), std::runtime_error);
+  json["warmup_steps"] = "one";
+  EXPECT_THROW(run_record_from_json(json), std::runtime_error);
 }
 
 TEST(RunRecord, MissingOrMistypedFieldsAreNamed) {
