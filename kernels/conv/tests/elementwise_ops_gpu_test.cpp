@@ -76,8 +76,11 @@ TEST_F(GpuOps, SoftplusForwardAndBackward) {
 }
 
 TEST_F(GpuOps, PixelShuffleIsTheExactPermutation) {
+  // 16-byte packs of low-side channels where they divide (4 f32 / 8 bf16; factor 2 and 3), else
+  // elements: 18 channels, and 4 and 36 for 16-bit types.
   const std::vector<std::pair<Shape, int>> cases = {
-      {{2, 5, 3, 4}, 2}, {{1, 17, 13, 8}, 2}, {{4, 8, 8, 256}, 2}, {{1, 3, 5, 18}, 3}};
+      {{2, 5, 3, 4}, 2},   {{1, 17, 13, 8}, 2}, {{4, 8, 8, 256}, 2},
+      {{1, 3, 5, 18}, 3},  {{2, 3, 4, 36}, 3},  {{1, 6, 7, 72}, 3}};
   for (DType dtype : kDtypes)
     for (const auto& [x_shape, factor] : cases) {
       const std::string what = testing::describe_case("pixel_shuffle", x_shape, dtype, "factor " + std::to_string(factor));
