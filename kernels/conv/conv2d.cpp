@@ -23,7 +23,7 @@ WgradPlan plan_wgrad(const Conv2dGeometry& g, bool with_bias) {
   const std::int64_t tiles = ((g.r * g.s * g.c + 127) / 128) * ((g.k + 63) / 64);
   const std::int64_t wanted = std::clamp<std::int64_t>((1024 + tiles - 1) / tiles, 1, 64);
   WgradPlan plan;
-  plan.rows_per_split = std::max<std::int64_t>(((rows + wanted - 1) / wanted + 63) / 64 * 64, 256);
+  plan.rows_per_split = std::max<std::int64_t>(((rows + wanted - 1) / wanted + 31) / 32 * 32, 256);
   plan.splits = std::max<std::int64_t>((rows + plan.rows_per_split - 1) / plan.rows_per_split, 1);
   plan.weight_partial_floats = plan.splits * g.k * g.r * g.s * g.c;
   plan.bias_partial_floats = with_bias ? plan_channel_sum(rows).count * g.k : 0;

@@ -22,10 +22,8 @@
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
 //   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 128x64 (4x2); N > 8: 256x16
 //   (8x1); else 256x8 (8x1): narrow outputs waste at most 5 of 8 columns.
-//   backward-weight (M = r*s*c is small, the splits give the parallelism): 16-bit with N >= 64
-//   and 16-byte gathers on Hopper: wgmma, both tiles MN-major, 128 x 128 or 128 x 64; else
-//   mma.sync N > 16: 64x64 (2x2 warps; 16-bit: 128x128 for N >= 128, 128x64 for N >= 64); else
-//   128x16 / 128x8 (8x1).
+//   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
+//   warps; 16-bit: 128x128 for N >= 128, 128x64 for N >= 64); else 128x16 / 128x8 (8x1).
 #include <algorithm>
 #include <atomic>
 #include <type_traits>
@@ -290,9 +288,9 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
       // 16-bit from 3 (2 blocks per SM).
       constexpr int kStages = std::is_same_v<T, float> ? 4 : 3;
       if (view.N <= 64) {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, view.Kd, 1, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, kStages>>(view, stream);
       } else {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, view.Kd, 1, stream);
+        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, kStages>>(view, stream);
       }
       return;
     }
@@ -311,17 +309,6 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
 template <class View, class T>
 void launch_weight_gemm(const View& view, bool vec_a, bool vec_b, int k_per_split, int splits,
                         cudaStream_t stream) {
-  // 16-bit on Hopper: wgmma with both tiles MN-major (TF32 wgmma reads K-major tiles only).
-  if constexpr (!std::is_same_v<T, float>) {
-    if (view.N >= 64 && vec_a && vec_b && k_per_split % Sm90GemmConfig<T, 64, 3>::BK == 0 && sm90_gemm_available()) {
-      if (view.N <= 64) {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 64, 3>>(view, k_per_split, splits, stream);
-      } else {
-        launch_sm90_gemm<View, Sm90GemmConfig<T, 128, 3>>(view, k_per_split, splits, stream);
-      }
-      return;
-    }
-  }
   if (view.N <= 8) {
     launch_implicit_gemm<View, GemmConfig<T, 128, 8, 8, 1, 4>>(view, vec_a, vec_b, k_per_split, splits, stream);
   } else if (view.N <= 16) {
@@ -444,7 +431,7 @@ void conv2d_backward_weight_cuda(DType dtype, const Conv2dGeometry& g, const voi
                                  void* dw, void* dbias, float* workspace,
                                  memory::StreamHandle stream) {
   const WgradPlan plan = plan_wgrad(g, dbias != nullptr);
-  OOMLAB_CHECK(plan.rows_per_split % 64 == 0 && plan.splits <= 65535,
+  OOMLAB_CHECK(plan.rows_per_split % 32 == 0 && plan.splits <= 65535,
                "conv2d_backward_weight: bad split plan " << plan.splits << " x " << plan.rows_per_split);
   dispatch_float(dtype, "conv2d_backward_weight", [&](auto zero) {
     using T = decltype(zero);

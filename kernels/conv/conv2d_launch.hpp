@@ -16,14 +16,14 @@ struct Conv2dGeometry {
 };
 
 // Backward-weight splits the GEMM's long reduction dim (n*p*q rows of dy) into `splits` ranges of
-// `rows_per_split` rows (a multiple of 64, the largest k-tile: 16-bit wgmma's); each range writes
-// its own f32 partial dw, summed in a fixed order afterwards. Workspace: splits * k*r*s*c floats, then the
+// `rows_per_split` rows (a multiple of 32, the largest k-tile); each range writes its own f32
+// partial dw, summed in a fixed order afterwards. Workspace: splits * k*r*s*c floats, then the
 // bias partials (plan_channel_sum(n*p*q).count * k floats) when there is a bias. The CUDA path
 // for <= 4 channels on one side (wgrad_small_channels.cuh) fills the first min(splits, its tile
 // count) partials instead, so the workspace is the same whichever kernel runs.
 struct WgradPlan {
   std::int64_t splits = 1;
-  std::int64_t rows_per_split = 64;
+  std::int64_t rows_per_split = 32;
   std::int64_t weight_partial_floats = 0;
   std::int64_t bias_partial_floats = 0;
 };

@@ -1,6 +1,5 @@
-// The implicit-GEMM engine on Hopper's warpgroup tensor cores (sm_90a), for views whose A and B
-// operands are both contiguous along Kd (conv forward and backward-data) or, 16-bit only, both
-// along M and N (backward-weight): the same views and gathering loaders
+// The implicit-GEMM engine on Hopper's warpgroup tensor cores (sm_90a), for views whose A operand
+// and B are contiguous along Kd (conv forward and backward-data): the same views and gathering loaders
 // as implicit_gemm.cuh, but the products by wgmma.mma_async straight from shared memory
 // (wgmma_sm90.cuh) instead of ldmatrix + mma.sync.
 //
@@ -51,33 +50,11 @@ struct SwizzledTile {
   }
 };
 
-// A Rows x BK operand tile, MN-major (16-bit only): chunks of 64 rows (128 bytes) one after
-// another, each BK lines of 128 bytes, one line per kk; the 16-byte chunk c of line kk at chunk
-// c ^ (kk % 8), the same address swizzle as K-major tiles (wgmma_sm90.cuh).
-template <class Cfg, int Rows>
-struct SwizzledMnTile {
-  static constexpr int kChunkRows = 64;
-  static constexpr int kChunkBytes = Cfg::BK * 128;  // the descriptor's leading offset
-  static constexpr int kContiguous = Rows;
-  static constexpr int kElements = Rows * Cfg::BK;
-  static_assert(!Cfg::kTf32 && Rows % kChunkRows == 0, "16-bit, whole 64-row chunks");
-  static __device__ __forceinline__ int index(int row, int kk) {
-    return row / kChunkRows * (Cfg::BK * kChunkRows) + kk * kChunkRows +
-           ((row % kChunkRows / Cfg::kVec) ^ (kk % 8)) * Cfg::kVec + row % Cfg::kVec;
-  }
-};
-
-// The ring: each stage holds A's and B's swizzled tiles, 1024-byte aligned. Both operands are
-// K-major (forward, backward-data) or both MN-major (16-bit backward-weight).
+// The ring: each stage holds A's and B's swizzled tiles, 1024-byte aligned.
 template <class View, class Cfg>
 struct Sm90Layout {
-  static_assert(View::kAAlongK == View::kBAlongK, "both operands K-major or both MN-major");
-  static constexpr bool kMnMajor = !View::kAAlongK;
-  using ATile = std::conditional_t<kMnMajor, SwizzledMnTile<Cfg, Cfg::BM>, SwizzledTile<Cfg, Cfg::BM>>;
-  using BTile = std::conditional_t<kMnMajor, SwizzledMnTile<Cfg, Cfg::BN>, SwizzledTile<Cfg, Cfg::BN>>;
-  // Descriptor steps: a 32-byte k-step along a K-major line, or 16 lines of an MN-major chunk.
-  static constexpr unsigned kStepBytes = kMnMajor ? 16 * 128 : 32;
-  static constexpr unsigned kLeadingBytes = kMnMajor ? Cfg::BK * 128 : 16;
+  using ATile = SwizzledTile<Cfg, Cfg::BM>;
+  using BTile = SwizzledTile<Cfg, Cfg::BN>;
   static constexpr int kStageElements =
       ((ATile::kElements + BTile::kElements) * static_cast<int>(sizeof(typename View::Elem)) + 1023) / 1024 * 1024 /
       static_cast<int>(sizeof(typename View::Elem));
@@ -91,10 +68,9 @@ constexpr std::size_t sm90_gemm_shared_bytes() {
   return std::max(Sm90Layout<View, Cfg>::kBytes, output) + 1024;  // + room to align the ring to 1024 bytes
 }
 
-// One block computes C[m0 .. m0+BM) x [n0 .. n0+BN) over the reduction range of split
-// blockIdx.z ([z * k_per_split, ...), a multiple of BK long).
 template <class View, class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View view, int k_per_split) {
+__global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View view) {
+  static_assert(View::kAAlongK && View::kBAlongK, "wgmma TF32 operands must be K-major");
   using T = typename View::Elem;
   using Layout = Sm90Layout<View, Cfg>;
   using ATile = typename Layout::ATile;
@@ -107,14 +83,13 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
 
   const int m0 = blockIdx.x * Cfg::BM;
   const int n0 = blockIdx.y * Cfg::BN;
-  const int k_begin = blockIdx.z * k_per_split;
-  const int k_tiles = (min(k_per_split, view.Kd - k_begin) + Cfg::BK - 1) / Cfg::BK;
+  const int k_tiles = (view.Kd + Cfg::BK - 1) / Cfg::BK;
   const OperandLoader<View, ASide<View>, Cfg, Cfg::BM, true, ATile> a_loader(view, m0);
   const OperandLoader<View, BSide<View>, Cfg, Cfg::BN, true, BTile> b_loader(view, n0);
   auto load_stage = [&](int t) {
     T* stage = stages + (t % Cfg::Stages) * kStageElements;
-    a_loader.load(view, stage, m0, k_begin + t * Cfg::BK);
-    b_loader.load(view, stage + ATile::kElements, n0, k_begin + t * Cfg::BK);
+    a_loader.load(view, stage, m0, t * Cfg::BK);
+    b_loader.load(view, stage + ATile::kElements, n0, t * Cfg::BK);
   };
 
   const int warpgroup = threadIdx.x / 128;
@@ -135,14 +110,12 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
     cp_async_commit();
     const T* stage = stages + (t % Cfg::Stages) * kStageElements;
     const T* b_tile = stage + ATile::kElements;
-    // The warpgroup's 64 rows of A: 64 K-major lines, or one MN-major chunk (the same 8 KiB).
     const unsigned a_at = shared_address(stage + warpgroup * 64 * Cfg::BK);
     const unsigned b_at = shared_address(b_tile);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < Cfg::kKSteps; ++ks) {
-      wgmma_tile<T, Cfg::BN, Layout::kMnMajor>(acc, wgmma_descriptor(a_at + Layout::kStepBytes * ks, Layout::kLeadingBytes),
-                                               wgmma_descriptor(b_at + Layout::kStepBytes * ks, Layout::kLeadingBytes));
+      wgmma_tile<T, Cfg::BN>(acc, wgmma_descriptor(a_at + 32 * ks), wgmma_descriptor(b_at + 32 * ks));
     }
     wgmma_commit();
     wgmma_wait<1>();
@@ -167,18 +140,17 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
 // Whether this process's GPU runs the wgmma kernels: built for sm_90a and a compute 9.0 device.
 bool sm90_gemm_available();
 
-// Launches view's GEMM on wgmma: grid (M tiles, N tiles, splits). Both operands gathered by
-// 16-byte copies: the element-gather variants stay on mma.sync (rare shapes, and ptxas serialises
-// their wgmma, C7515).
+// Launches view's GEMM on wgmma: grid (M tiles, N tiles). Both operands gathered by 16-byte
+// copies: the element-gather variants stay on mma.sync (rare shapes, and ptxas serialises their
+// wgmma, C7515).
 template <class View, class Cfg>
-void launch_sm90_gemm(const View& view, int k_per_split, int splits, cudaStream_t stream) {
-  const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN), static_cast<unsigned>(splits));
-  OOMLAB_CHECK(grid.y <= 65535 && grid.z <= 65535, "conv2d: grid too large for N " << view.N);
-  OOMLAB_CHECK(splits == 1 || k_per_split % Cfg::BK == 0, "conv2d: splits of " << k_per_split << " rows cut k-tiles");
+void launch_sm90_gemm(const View& view, cudaStream_t stream) {
+  const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN));
+  OOMLAB_CHECK(grid.y <= 65535, "conv2d: grid too large for N " << view.N);
   constexpr std::size_t bytes = sm90_gemm_shared_bytes<View, Cfg>();
   const auto kernel = implicit_gemm_sm90_kernel<View, Cfg>;
   allow_shared_bytes(kernel, bytes);
-  kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view, k_per_split);
+  kernel<<<grid, Cfg::kThreads, bytes, stream>>>(view);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 

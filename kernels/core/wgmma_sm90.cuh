@@ -1,7 +1,7 @@
 // Hopper (sm_90a) warpgroup tensor-core instructions for the conv implicit GEMM: wgmma.mma_async
 // with both operands in shared memory, described by 64-bit matrix descriptors, f32 accumulation.
-// Operand tiles are K-major (each row's reduction run contiguous; 16-bit tiles may instead be
-// MN-major, see wgmma_descriptor), 128 bytes per row (32 f32 or 64 bf16/f16), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8)
+// Operand tiles are K-major (each row's reduction run contiguous), 128 bytes per row (32 f32 or
+// 64 bf16/f16), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8)
 // of its row, 8-row groups 1024 bytes apart, each group 1024-byte aligned. One instruction
 // covers 64 rows of A (one warpgroup, 4 warps x 16 rows), 64 or 128 rows of B and one k-step of 32
 // bytes (8 tf32 or 16 bf16/f16); the next k-step starts 32 bytes further (the hardware applies
@@ -24,14 +24,12 @@ namespace oomlab::ops::detail {
 #define OOMLAB_WGMMA 0
 #endif
 
-// Descriptor of a 128-byte-swizzled operand tile starting at shared address `at`. K-major: 8-row
-// groups 1024 bytes apart, the leading offset unused (encoded 1). MN-major (16-bit only): lines
-// of 128 bytes along M or N, one per k, 8-k groups 1024 bytes apart; `leading_bytes` from one
-// 64-element M/N chunk to the next.
-__device__ __forceinline__ std::uint64_t wgmma_descriptor(unsigned at, unsigned leading_bytes = 16) {
-  constexpr std::uint64_t kStrideBytes = 1024;
+// Descriptor of a K-major, 128-byte-swizzled operand tile starting at shared address `at`.
+__device__ __forceinline__ std::uint64_t wgmma_descriptor(unsigned at) {
+  constexpr std::uint64_t kLeadingBytes = 16;   // unused for swizzled K-major tiles (encoded 1)
+  constexpr std::uint64_t kStrideBytes = 1024;  // one 8-row group to the next
   constexpr std::uint64_t kSwizzle128 = 1;
-  return (static_cast<std::uint64_t>(at & 0x3FFFF) >> 4) | ((static_cast<std::uint64_t>(leading_bytes) >> 4) << 16) |
+  return (static_cast<std::uint64_t>(at & 0x3FFFF) >> 4) | ((kLeadingBytes >> 4) << 16) |
          ((kStrideBytes >> 4) << 32) | (kSwizzle128 << 62);
 }
 
@@ -76,45 +74,36 @@ __device__ __forceinline__ void wgmma_wait() {
   "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), \
   "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define OOMLAB_WGMMA_SS(INSTRUCTION, REGS, OPERANDS, SCALES, ...)                            \
+#define OOMLAB_WGMMA_SS(INSTRUCTION, REGS, OPERANDS, SCALES, OUTPUTS)                        \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " OPERANDS ";\n"                           \
                "wgmma.mma_async.sync.aligned." INSTRUCTION " {" REGS "}, " SCALES ";\n}\n"    \
-               : __VA_ARGS__                                                                 \
+               : OUTPUTS                                                                     \
                : "l"(a), "l"(b), "r"(1))
 
-// d(64 x N) += A(64 x k-step) * B(N x k-step)^T, A and B in shared memory, both K-major or (16-bit
-// only, MnMajor) both MN-major (the instruction's transpose flags); N 64 or 128.
-template <class T, int N, bool MnMajor = false>
+// d(64 x N) += A(64 x k-step) * B(N x k-step)^T, A and B K-major in shared memory; N 64 or 128.
+template <class T, int N>
 __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
   static_assert(N == 64 || N == 128, "wgmma_tile: n 64 or 128");
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>,
                 "wgmma_tile: f32, bf16 or f16 operands");
-  static_assert(!(MnMajor && std::is_same_v<T, float>), "wgmma_tile: TF32 operands are K-major only");
 #if OOMLAB_WGMMA
-#define OOMLAB_WGMMA_16BIT(SHAPE, TYPE, REGS, PRED, OPS, ...)                                      \
-  if constexpr (MnMajor) {                                                                         \
-    OOMLAB_WGMMA_SS(SHAPE ".f32." TYPE "." TYPE, REGS, PRED, OPS ", p, 1, 1, 1, 1", __VA_ARGS__);  \
-  } else {                                                                                         \
-    OOMLAB_WGMMA_SS(SHAPE ".f32." TYPE "." TYPE, REGS, PRED, OPS ", p, 1, 1, 0, 0", __VA_ARGS__);  \
-  }
   if constexpr (N == 64) {
     if constexpr (std::is_same_v<T, float>) {
       OOMLAB_WGMMA_SS("m64n64k8.f32.tf32.tf32", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1", OOMLAB_WGMMA_D32);
     } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      OOMLAB_WGMMA_16BIT("m64n64k16", "bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33", OOMLAB_WGMMA_D32)
+      OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0", OOMLAB_WGMMA_D32);
     } else {
-      OOMLAB_WGMMA_16BIT("m64n64k16", "f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33", OOMLAB_WGMMA_D32)
+      OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0", OOMLAB_WGMMA_D32);
     }
   } else {
     if constexpr (std::is_same_v<T, float>) {
       OOMLAB_WGMMA_SS("m64n128k8.f32.tf32.tf32", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1", OOMLAB_WGMMA_D64);
     } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      OOMLAB_WGMMA_16BIT("m64n128k16", "bf16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65", OOMLAB_WGMMA_D64)
+      OOMLAB_WGMMA_SS("m64n128k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0", OOMLAB_WGMMA_D64);
     } else {
-      OOMLAB_WGMMA_16BIT("m64n128k16", "f16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65", OOMLAB_WGMMA_D64)
+      OOMLAB_WGMMA_SS("m64n128k16.f32.f16.f16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0", OOMLAB_WGMMA_D64);
     }
   }
-#undef OOMLAB_WGMMA_16BIT
 #else
   (void)d, (void)a, (void)b;
   __trap();
