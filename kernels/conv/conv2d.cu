@@ -332,11 +332,6 @@ bool vectorisable(const void* base, std::int64_t run, std::size_t element_bytes)
   return run % vec == 0 && reinterpret_cast<std::uintptr_t>(base) % 16 == 0;
 }
 
-// The epilogue reads its tensors where the output is stored: 16-byte loads need them aligned too.
-bool epilogue_aligned(const EpilogueArgs& epilogue) {
-  return aligned16({epilogue.addend, epilogue.activation_output});
-}
-
 int as_int(std::int64_t value) { return static_cast<int>(value); }  // extents checked on the host
 
 // dw^T partials of every split on tensor cores: plan.splits ranges of plan.rows_per_split dy rows.
@@ -372,7 +367,7 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
     view.b = static_cast<const T*>(w);
     view.bias = static_cast<const T*>(bias);
     view.out = static_cast<T*>(y);
-    view.epilogue = OutputEpilogue<T>::make(epilogue, /*backward_pass=*/false);
+    view.epilogue = OutputEpilogue<T>::make(epilogue);
     view.vector_out = vectorisable(y, g.k, sizeof(T)) && epilogue_aligned(epilogue);
     view.M = as_int(g.n * g.p * g.q), view.N = as_int(g.k), view.Kd = as_int(g.r * g.s * g.c);
     view.H = as_int(g.h), view.W = as_int(g.w), view.C = as_int(g.c), view.stride = g.stride, view.pad = g.pad;
@@ -409,7 +404,7 @@ void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void*
         view.a = static_cast<const T*>(dy);
         view.b = w_t;
         view.out = static_cast<T*>(dx);
-        view.epilogue = OutputEpilogue<T>::make(epilogue, /*backward_pass=*/true);
+        view.epilogue = OutputEpilogue<T>::make(epilogue);
         view.vector_out = vectorisable(dx, g.c, sizeof(T)) && epilogue_aligned(epilogue);
         view.tap_r0 = (phase_h + g.pad) % stride, view.tap_s0 = (phase_w + g.pad) % stride;
         const int taps_r = phase_count(g.r, view.tap_r0), taps_s = phase_count(g.s, view.tap_s0);

@@ -15,17 +15,17 @@ namespace oomlab::ops::detail {
 template <class T>
 struct OutputEpilogue {
   const T* addend = nullptr;
-  const T* activation_output = nullptr;  // backward-data: the gradient goes through the activation
+  // Set in backward-data only (conv2d checks it): the activation is then applied as the gradient
+  // through it, at this forward output.
+  const T* activation_output = nullptr;
   bool activation = false;
-  bool backward = false;
   float slope = 0.0f;
 
-  static OutputEpilogue make(const EpilogueArgs& args, bool backward_pass) {
+  static OutputEpilogue make(const EpilogueArgs& args) {
     OutputEpilogue e;
     e.addend = static_cast<const T*>(args.addend);
     e.activation_output = static_cast<const T*>(args.activation_output);
     e.activation = args.activation;
-    e.backward = backward_pass;
     e.slope = args.slope;
     return e;
   }
@@ -36,7 +36,8 @@ struct OutputEpilogue {
     if (addend != nullptr) value = from_f32<T>(to_f32(value) + to_f32(add));
     if (activation) {
       const float v = to_f32(value);
-      value = from_f32<T>(backward ? leaky_relu_grad(to_f32(activated), v, slope) : leaky_relu_value(v, slope));
+      value = from_f32<T>(activation_output != nullptr ? leaky_relu_grad(to_f32(activated), v, slope)
+                                                       : leaky_relu_value(v, slope));
     }
     return value;
   }
@@ -45,7 +46,7 @@ struct OutputEpilogue {
     if (!any()) return;
     const T zero = from_f32<T>(0.0f);
     value = finish(value, addend != nullptr ? addend[at] : zero,
-                   activation && backward ? activation_output[at] : zero);
+                   activation && activation_output != nullptr ? activation_output[at] : zero);
   }
 
   // 16 consecutive bytes of the output at `at` (16-byte aligned like the output's).
@@ -53,12 +54,17 @@ struct OutputEpilogue {
     if (!any()) return;
     Pack128<T> add{}, activated{};
     if (addend != nullptr) add = load128(addend + at);
-    if (activation && backward) activated = load128(activation_output + at);
+    if (activation && activation_output != nullptr) activated = load128(activation_output + at);
 #pragma unroll
     for (int e = 0; e < Pack128<T>::kSize; ++e) {
       pack.values[e] = finish(pack.values[e], add.values[e], activated.values[e]);
     }
   }
 };
+
+// The epilogue reads its tensors where the output is stored: 16-byte stores need them aligned too.
+inline bool epilogue_aligned(const EpilogueArgs& args) {
+  return aligned16({args.addend, args.activation_output});
+}
 
 }  // namespace oomlab::ops::detail

@@ -413,7 +413,7 @@ NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T
                                const T* bias, T* out, const EpilogueArgs& epilogue) {
   NarrowConv<T> p{};
   p.in = in, p.w = w, p.bias = bias, p.out = out;
-  p.epilogue = OutputEpilogue<T>::make(epilogue, transposed);
+  p.epilogue = OutputEpilogue<T>::make(epilogue);
   p.in_h = static_cast<int>(transposed ? g.p : g.h), p.in_w = static_cast<int>(transposed ? g.q : g.w);
   p.out_h = static_cast<int>(transposed ? g.h : g.p), p.out_w = static_cast<int>(transposed ? g.w : g.q);
   p.in_channels = static_cast<int>(transposed ? g.k : g.c);
@@ -426,8 +426,7 @@ NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T
   p.cells_cols = narrow_cells(kNarrowTileCols, g.s, g.stride, transposed);
   constexpr int kVec = 16 / sizeof(T);
   p.vector_in = p.in_channels % kVec == 0 && aligned16({in});
-  p.vector_out = p.out_channels % kNarrowInGroupChannels == 0 &&
-                 aligned16({out, epilogue.addend, epilogue.activation_output});
+  p.vector_out = p.out_channels % kNarrowInGroupChannels == 0 && aligned16({out}) && epilogue_aligned(epilogue);
   const int tiles_x = (p.out_w + kNarrowTileCols - 1) / kNarrowTileCols;
   const int tiles_y = (p.out_h + kNarrowTileRows - 1) / kNarrowTileRows;
   p.div_tiles_per_image = FastDivmod(tiles_x * tiles_y);
