@@ -18,9 +18,12 @@
 // float2 atomics; tile m-1's dQ product runs beside tile m's math, one barrier per tile.
 // A preprocessing kernel computes delta = rowsum(dO * O), a postprocessing kernel scales and
 // rounds dQ to bf16. Both directions hand out the longest causal blocks of every head first.
+// On Hopper (sm_90a build, compute 9.0) the backward's main pass for D = 64 is
+// flash_backward_sm90.cu's wgmma kernel instead (same algorithm, same scratch).
 // Scratch: delta (heads, T) f32 and the dQ accumulator (heads, T, D) f32: linear in T.
 // Fragments come from padded shared rows (row stride = 16 bytes mod 128) through ldmatrix,
 // which keeps every 8-row access conflict-free.
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -29,8 +32,11 @@
 #include <cuda_bf16.h>
 
 #include "kernels/attention/attention_cuda.hpp"
+#include "kernels/attention/flash_backward_sm90.hpp"
+#include "kernels/attention/flash_common.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
+#include "kernels/core/wgmma_device.hpp"
 
 namespace oomlab::ops::cuda {
 namespace {
@@ -43,10 +49,17 @@ using detail::cp_async_wait_all;
 using detail::ldmatrix_x4;
 using detail::mma_16816;
 
+using flash::BlockWork;
+using flash::block_work_longest_first;
+using flash::kLn2;
+using flash::kLog2e;
+using flash::pack_bf16;
+using flash::unpack_bf16;
+
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
+
+std::atomic<bool> wgmma_allowed{true};
 
 // ---------------------------------------------------------------------------------------------
 // Warp-level building blocks. Fragment layouts of mma.m16n8k16 (PTX ISA), with g = lane / 4
@@ -55,11 +68,6 @@ constexpr float kLn2 = 0.6931471805599453f;
 //   B 16x8 (k x n):    b[0] = (k 2t..2t+1, n g), b[1] = (k 2t+8..2t+9, n g)
 //   C 16x8 f32:        c[0], c[1] = (g, 2t), (g, 2t+1); c[2], c[3] = (g+8, 2t), (g+8, 2t+1)
 // Each 32-bit register holds two bf16, the lower-indexed element in the low half.
-
-__device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
-  __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);  // .x (low half) = low
-  return *reinterpret_cast<uint32_t*>(&pair);
-}
 
 // A fragment of the 16x16 block at (row0, col0) of a row-major shared tile: blocks
 // (row0, col0), (row0+8, col0), (row0, col0+8), (row0+8, col0+8) are a[0..3].
@@ -106,11 +114,6 @@ __device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float 
   a[3] = pack_bf16(right[2], right[3]);
 }
 
-// The two bf16 of a packed pair as floats (low half first): exact, a shift and a mask.
-__device__ __forceinline__ float2 unpack_bf16(uint32_t pair) {
-  return make_float2(__uint_as_float(pair << 16), __uint_as_float(pair & 0xffff0000u));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Global -> shared copies with cp.async (16 bytes per instruction; rows past `seq` are
 // zero-filled, reading nothing, so tails need no other special case).
@@ -126,20 +129,6 @@ __device__ __forceinline__ void load_tile_async(bf16* tile, int ld, const bf16* 
     const bf16* source = valid ? head + static_cast<size_t>(row0 + row) * kHeadDim + col : head;
     cp_async_16(tile + row * ld + col, source, valid);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Block order: blocks start in linear order (x fastest), and causal blocks differ up to
-// T / 64-fold in work. Handing out rank r of every head before rank r + 1 of any (longest first
-// across all heads, not just within one) keeps a long block from starting in the last wave.
-// Grids are (blocks per head, heads); rank 0 is the longest.
-struct BlockWork {
-  int rank;
-  int head;
-};
-__device__ __forceinline__ BlockWork block_work_longest_first() {
-  const int linear = blockIdx.x + gridDim.x * blockIdx.y;
-  return {linear / static_cast<int>(gridDim.y), linear % static_cast<int>(gridDim.y)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,14 +659,19 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
   OOMLAB_CUDA_CHECK_LAUNCH();
   OOMLAB_CUDA_CHECK(cudaMemsetAsync(dq_accum, 0, elements * sizeof(float), stream));
 
-  using Tiles = BackwardTiles<kHeadDim>;
-  const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockN), static_cast<unsigned>(s.heads));
-  allow_shared_bytes(flash_backward_kernel<kHeadDim>, Tiles::kSharedBytes);
-  flash_backward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
-      static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
-      static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk),
-      static_cast<bf16*>(dv), static_cast<int>(s.seq), scale, scale * kLog2e);
-  OOMLAB_CUDA_CHECK_LAUNCH();
+  if (kHeadDim == 64 && wgmma_allowed && detail::device_runs_wgmma()) {
+    flash::launch_backward_sm90_d64(static_cast<int>(s.heads), static_cast<int>(s.seq), q, k, v, d_out, lse,
+                                    delta, dq_accum, dk, dv, scale, stream);
+  } else {
+    using Tiles = BackwardTiles<kHeadDim>;
+    const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockN), static_cast<unsigned>(s.heads));
+    allow_shared_bytes(flash_backward_kernel<kHeadDim>, Tiles::kSharedBytes);
+    flash_backward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
+        static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
+        static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk),
+        static_cast<bf16*>(dv), static_cast<int>(s.seq), scale, scale * kLog2e);
+    OOMLAB_CUDA_CHECK_LAUNCH();
+  }
 
   constexpr unsigned kBlock = 256;
   const size_t count4 = elements / 4;
@@ -696,6 +690,8 @@ void check_head_dim(const char* op, std::int64_t head_dim) {
 }
 
 }  // namespace
+
+void fused_attention_allow_wgmma(bool allowed) { wgmma_allowed = allowed; }
 
 void fused_attention_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out,
                              float* lse, memory::StreamHandle stream) {

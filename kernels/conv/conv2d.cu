@@ -38,6 +38,7 @@
 #include "kernels/conv/reduce_kernels.cuh"
 #include "kernels/conv/wgrad_small_channels.cuh"
 #include "kernels/core/check.hpp"
+#include "kernels/core/wgmma_device.hpp"
 
 namespace oomlab::ops::detail {
 
@@ -47,17 +48,7 @@ std::atomic<bool> wgmma_allowed{true};
 
 void conv2d_allow_wgmma(bool allowed) { wgmma_allowed = allowed; }
 
-bool sm90_gemm_available() {
-  if (!OOMLAB_CUDA_SM90A || !wgmma_allowed) return false;
-  static const bool hopper = [] {
-    int device = 0, major = 0, minor = 0;
-    OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
-    OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    return major == 9 && minor == 0;
-  }();
-  return hopper;
-}
+bool sm90_gemm_available() { return wgmma_allowed && device_runs_wgmma(); }
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Causal attention on the GPU: the fused (flash) kernels and the naive (T x T) path at
 // B=4 H=12 D=64 for T = 1024, 4096, 16384, beside a cuBLAS bf16 GEMM (8192^3) measured in the
-// same run, so the TFLOP/s ratio to what this GPU achieves holds on any card.
+// same run, so the TFLOP/s ratio to what this GPU achieves holds on any card. The MmaSync rows
+// run the backward on mma.sync where Hopper would use its wgmma kernel (the engines compared).
 // Counters: TFLOP/s (causal flops: forward 2 * 2 * B*H*T*T*D / 2, backward 2.5x forward; the
 // backward case times the backward alone, after one forward) and
 // peak_bytes, the allocator's peak for one iteration (the T^2 story of the naive path).
@@ -19,6 +20,7 @@
 #include "harness/device/device.hpp"
 #include "harness/memory/oom_error.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/attention/attention_cuda.hpp"
 
 namespace {
 
@@ -106,6 +108,13 @@ void BM_FusedAttention(benchmark::State& state, Passes passes) {
   }
 }
 
+// The same with the backward's wgmma kernel (Hopper, D = 64) switched off: mma.sync on this GPU.
+void BM_FusedAttentionMmaSync(benchmark::State& state, Passes passes) {
+  oomlab::ops::cuda::fused_attention_allow_wgmma(false);
+  BM_FusedAttention(state, passes);
+  oomlab::ops::cuda::fused_attention_allow_wgmma(true);
+}
+
 // The naive path: probs (B, H, T, T) kept from forward to backward, plus the backward's
 // (B, H, T, T) dP workspace. Skipped with the allocator's message where it does not fit.
 void BM_NaiveAttention(benchmark::State& state, bool with_backward) {
@@ -184,6 +193,8 @@ BENCHMARK(BM_CublasGemmBf16)->ArgName("n")->Arg(8192)->UseManualTime()->Unit(ben
 BENCHMARK_CAPTURE(BM_FusedAttention, forward, Passes::forward)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_FusedAttention, forward_backward, Passes::forward_backward)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_FusedAttention, backward, Passes::backward)->Apply(sequence_lengths);
+BENCHMARK_CAPTURE(BM_FusedAttentionMmaSync, forward_backward, Passes::forward_backward)->Apply(sequence_lengths);
+BENCHMARK_CAPTURE(BM_FusedAttentionMmaSync, backward, Passes::backward)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_NaiveAttention, forward, false)->Apply(sequence_lengths);
 BENCHMARK_CAPTURE(BM_NaiveAttention, forward_backward, true)->Apply(sequence_lengths);
 

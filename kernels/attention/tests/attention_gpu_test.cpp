@@ -1,7 +1,8 @@
 // CUDA attention against the CPU references on random inputs (several shapes, T not a multiple
 // of the 64-row tiles, D = 64 and 128), and fused against naive on the GPU for the output and
 // all three gradients. Every failure names the shape, the tensor, the first mismatches and the
-// max error (the lead runs these on an H200 without us watching).
+// max error (the lead runs these on an H200 without us watching). The fused backward is checked
+// on both its engines (wgmma on Hopper for D = 64, mma.sync everywhere else).
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "harness/device/device.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/attention/attention.hpp"
+#include "kernels/attention/attention_cuda.hpp"
 #include "kernels/attention/attention_reference.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
@@ -115,12 +117,20 @@ TEST(AttentionGpu, NaiveMatchesCpuReference) {
   }
 }
 
-TEST(AttentionGpu, FusedMatchesCpuReference) {
-  OOMLAB_REQUIRE_GPU();
+// Switches the wgmma backward (Hopper, D = 64) off for its scope: the mma.sync kernel is what
+// every other GPU runs, so both are checked on the GPU that has both.
+struct WgmmaOff {
+  WgmmaOff() { cuda::fused_attention_allow_wgmma(false); }
+  ~WgmmaOff() { cuda::fused_attention_allow_wgmma(true); }
+  WgmmaOff(const WgmmaOff&) = delete;
+  WgmmaOff& operator=(const WgmmaOff&) = delete;
+};
+
+void expect_fused_matches_cpu_reference(const char* engine) {
   Device device(DeviceKind::cuda, {});
   std::uint32_t seed = 500;
   for (const Case& c : gpu_cases()) {
-    SCOPED_TRACE("fused bf16 " + c.name());
+    SCOPED_TRACE(std::string("fused bf16 (") + engine + ") " + c.name());
     Problem p(device, c.shape, DType::bf16, seed += 10);
     Tensor lse;
     Results r = run_fused(device, p, &lse);
@@ -132,12 +142,22 @@ TEST(AttentionGpu, FusedMatchesCpuReference) {
   }
 }
 
-TEST(AttentionGpu, FusedEqualsNaiveForOutputAndAllGradients) {
+TEST(AttentionGpu, FusedMatchesCpuReference) {
   OOMLAB_REQUIRE_GPU();
+  expect_fused_matches_cpu_reference("default engine");
+}
+
+TEST(AttentionGpu, FusedMmaSyncBackwardMatchesCpuReference) {
+  OOMLAB_REQUIRE_GPU();
+  WgmmaOff mma_sync;
+  expect_fused_matches_cpu_reference("mma.sync");
+}
+
+void expect_fused_equals_naive(const char* engine) {
   Device device(DeviceKind::cuda, {});
   std::uint32_t seed = 900;
   for (const Shape& shape : {Shape{2, 3, 257, 64}, Shape{1, 2, 300, 128}, Shape{1, 1, 2048, 64}}) {
-    SCOPED_TRACE("fused vs naive bf16 " + shape_string(shape));
+    SCOPED_TRACE(std::string("fused (") + engine + ") vs naive bf16 " + shape_string(shape));
     Problem p(device, shape, DType::bf16, seed += 10);
     Results naive = run_naive(device, p);
     Results fused = run_fused(device, p);
@@ -146,6 +166,17 @@ TEST(AttentionGpu, FusedEqualsNaiveForOutputAndAllGradients) {
     EXPECT_TRUE(testing::all_close(fused.dk.to_host_f32(), naive.dk.to_host_f32(), kBf16Grad, "dk"));
     EXPECT_TRUE(testing::all_close(fused.dv.to_host_f32(), naive.dv.to_host_f32(), kBf16Grad, "dv"));
   }
+}
+
+TEST(AttentionGpu, FusedEqualsNaiveForOutputAndAllGradients) {
+  OOMLAB_REQUIRE_GPU();
+  expect_fused_equals_naive("default engine");
+}
+
+TEST(AttentionGpu, FusedMmaSyncBackwardEqualsNaive) {
+  OOMLAB_REQUIRE_GPU();
+  WgmmaOff mma_sync;
+  expect_fused_equals_naive("mma.sync");
 }
 
 // Repeated runs: the forward and dK/dV are deterministic; dQ (f32 atomics) may differ only in

@@ -1,0 +1,279 @@
+// Fused causal attention backward on Hopper's warpgroup tensor cores (wgmma), head dim 64, bf16
+// in / f32 accumulate. The algorithm is fused_attention.cu's (flash-attention-2): per block of
+// keys, K and V stay in shared memory while query tiles stream past; P is recomputed from the
+// forward's lse, dV += P^T dO, dS = P (dP - delta), dK += dS^T Q, and dQ += dS K goes to an f32
+// accumulator by atomics. What changes is the instruction: one wgmma multiplies a warpgroup's
+// 64 keys by a whole 64-query tile straight from shared memory, where mma.sync needed every warp
+// to fetch its own fragments of Q and dO (the old kernel's limit: ~195 TFLOP/s on the H200).
+//
+// Block: 2 warpgroups, 128 keys (64 each), one block per SM (the dK and dV accumulators and
+// two score tiles take ~180 registers). Per 64-query tile:
+//   S^T = K Q^T and dP^T = V dO^T  (shared x shared, K-major, both issued before waiting)
+//   P^T = exp2(S^T scale log2e - lse log2e), causal mask near the diagonal and past the end
+//   dV += P^T dO, dK += dS^T Q     (P^T, dS^T from registers; dO, Q read MN-major: the same
+//                                   swizzled tiles, see wgmma_sm90.cuh)
+//   dS^T -> shared memory, barrier, dQ(64 x 32 per warpgroup) = dS K over all 128 keys
+//   (both operands MN-major), float2 atomics into dq_accum.
+// Q, dO, lse and delta of the next tile load (cp.async, double-buffered) during this one.
+#include "kernels/attention/flash_backward_sm90.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention/flash_common.cuh"
+#include "kernels/core/launch.cuh"
+#include "kernels/core/mma_sm80.cuh"
+#include "kernels/core/wgmma_sm90.cuh"
+
+namespace oomlab::ops::cuda::flash {
+namespace {
+
+using detail::cp_async_16;
+using detail::cp_async_4;
+using detail::cp_async_commit;
+using detail::cp_async_wait_all;
+using detail::fence_shared_for_wgmma;
+using detail::shared_address;
+using detail::wgmma_bf16_n32_mn_mn;
+using detail::wgmma_bf16_n64_rs_mn;
+using detail::wgmma_commit;
+using detail::wgmma_descriptor;
+using detail::wgmma_fence;
+using detail::wgmma_tile;
+using detail::wgmma_wait;
+
+constexpr int kHeadDim = 64;
+constexpr int kBlockN = 128;  // keys per block, 64 per warpgroup
+constexpr int kBlockM = 64;   // queries per tile
+constexpr int kThreads = 256;
+constexpr int kRowBytes = kHeadDim * 2;      // one 128-byte swizzled line per row
+constexpr int kStepBytes = 16 * kRowBytes;   // a k-step of 16 rows read MN-major
+
+// Shared memory, byte offsets from a 1024-byte aligned base (every tile 1024-aligned).
+constexpr int kKeyTileBytes = kBlockN * kRowBytes;    // K or V: 16 KiB
+constexpr int kQueryTileBytes = kBlockM * kRowBytes;  // Q or dO of one tile: 8 KiB
+constexpr int kOffsetK = 0;
+constexpr int kOffsetV = kOffsetK + kKeyTileBytes;
+constexpr int kOffsetQ = kOffsetV + kKeyTileBytes;         // [2]
+constexpr int kOffsetDo = kOffsetQ + 2 * kQueryTileBytes;  // [2]
+constexpr int kOffsetDs = kOffsetDo + 2 * kQueryTileBytes; // dS^T: a line of 64 queries per key
+constexpr int kOffsetLse = kOffsetDs + kBlockN * kBlockM * 2;  // f32 [2][kBlockM], natural log
+constexpr int kOffsetDelta = kOffsetLse + 2 * kBlockM * 4;     // f32 [2][kBlockM]
+constexpr int kSharedBytes = kOffsetDelta + 2 * kBlockM * 4 + 1024;  // + room to align the base
+
+// Rows [row0, row0 + Rows) of a (seq, 64) head into a [Rows][64] tile in the 128-byte swizzle
+// (chunk c of row r at chunk c ^ (r % 8)); rows past `seq` are zero-filled without reading.
+template <int Rows>
+__device__ __forceinline__ void load_rows_swizzled(unsigned char* tile, const bf16* head, int row0, int seq) {
+  for (int chunk = threadIdx.x; chunk < Rows * 8; chunk += kThreads) {
+    const int row = chunk / 8, c = chunk % 8;
+    const bool valid = row0 + row < seq;
+    const bf16* source = valid ? head + static_cast<size_t>(row0 + row) * kHeadDim + c * 8 : head;
+    cp_async_16(tile + row * kRowBytes + (c ^ (row % 8)) * 16, source, valid);
+  }
+}
+
+// Accumulators of n-tiles 2s and 2s+1 (rows g and g+8, 16 columns) rounded to bf16: the A
+// operand of k-step s (wgmma_sm90.cuh).
+__device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float* d) {
+  a[0] = pack_bf16(d[0], d[1]);
+  a[1] = pack_bf16(d[2], d[3]);
+  a[2] = pack_bf16(d[4], d[5]);
+  a[3] = pack_bf16(d[6], d[7]);
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+                           const bf16* __restrict__ d_out, const float* __restrict__ lse,
+                           const float* __restrict__ delta, float* __restrict__ dq_accum,
+                           bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+  extern __shared__ __align__(1024) unsigned char shared_raw[];
+  unsigned char* shared = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
+  unsigned char* sK = shared + kOffsetK;
+  unsigned char* sV = shared + kOffsetV;
+  unsigned char* sQ = shared + kOffsetQ;
+  unsigned char* sDo = shared + kOffsetDo;
+  unsigned char* sDs = shared + kOffsetDs;
+  float* sLse = reinterpret_cast<float*>(shared + kOffsetLse);
+  float* sDelta = reinterpret_cast<float*>(shared + kOffsetDelta);
+
+  const BlockWork work = block_work_longest_first();
+  const int n0 = work.rank * kBlockN;  // the first keys see the most queries
+  const size_t head = static_cast<size_t>(work.head) * seq * kHeadDim;
+  q += head; k += head; v += head; d_out += head; dq_accum += head; dk += head; dv += head;
+  lse += static_cast<size_t>(work.head) * seq;
+  delta += static_cast<size_t>(work.head) * seq;
+
+  const int warpgroup = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  // This thread's accumulator rows: keys key_local (+0, +8) of the block; columns 8j + 2t (+1).
+  const int key_local = warpgroup * 64 + warp * 16 + g;
+  const int key = n0 + key_local;
+  const int group_last_key = n0 + warpgroup * 64 + 63;
+
+  const int m_first = n0 / kBlockM;  // causal: the first tile holding query n0
+  const int m_end = (seq + kBlockM - 1) / kBlockM;
+
+  // Q, dO, lse and delta of query tile m into buffer `buffer`: one cp.async group.
+  auto load_query_tile = [&](int m, int buffer) {
+    load_rows_swizzled<kBlockM>(sQ + buffer * kQueryTileBytes, q, m * kBlockM, seq);
+    load_rows_swizzled<kBlockM>(sDo + buffer * kQueryTileBytes, d_out, m * kBlockM, seq);
+    if (threadIdx.x < 2 * kBlockM) {
+      const int local = threadIdx.x % kBlockM, query = m * kBlockM + local;
+      const bool valid = query < seq, is_lse = threadIdx.x < kBlockM;
+      const float* source = (is_lse ? lse : delta) + (valid ? query : 0);
+      cp_async_4((is_lse ? sLse : sDelta) + buffer * kBlockM + local, source, valid);
+    }
+    cp_async_commit();
+  };
+
+  load_rows_swizzled<kBlockN>(sK, k, n0, seq);
+  load_rows_swizzled<kBlockN>(sV, v, n0, seq);
+  load_query_tile(m_first, 0);  // one group with K and V
+
+  const unsigned k_at = shared_address(sK), v_at = shared_address(sV), ds_at = shared_address(sDs);
+  const unsigned group_rows = warpgroup * 64 * kRowBytes;  // this warpgroup's keys in sK, sV
+  float dk_acc[32], dv_acc[32], s_acc[32], dp_acc[32], dq_acc[16];
+  for (int i = 0; i < 32; ++i) dk_acc[i] = dv_acc[i] = s_acc[i] = dp_acc[i] = 0.0f;
+  for (int i = 0; i < 16; ++i) dq_acc[i] = 0.0f;
+
+  for (int m = m_first; m < m_end; ++m) {
+    const int buffer = (m - m_first) & 1;
+    cp_async_wait_all();
+    fence_shared_for_wgmma();  // this thread's copies of tile m, visible to the tensor cores
+    __syncthreads();           // everyone's; and tile m-1's products (all waited) are done
+    if (m + 1 < m_end) load_query_tile(m + 1, buffer ^ 1);
+    const unsigned q_at = shared_address(sQ + buffer * kQueryTileBytes);
+    const unsigned do_at = shared_address(sDo + buffer * kQueryTileBytes);
+    const float* tile_lse = sLse + buffer * kBlockM;
+    const float* tile_delta = sDelta + buffer * kBlockM;
+    const int q0 = m * kBlockM;
+
+    // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys x 64 queries, k over the head dim.
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kHeadDim / 16; ++s) {
+      wgmma_tile<bf16, 64>(s_acc, wgmma_descriptor(k_at + group_rows + 32 * s), wgmma_descriptor(q_at + 32 * s), s > 0);
+    }
+    wgmma_commit();
+#pragma unroll
+    for (int s = 0; s < kHeadDim / 16; ++s) {
+      wgmma_tile<bf16, 64>(dp_acc, wgmma_descriptor(v_at + group_rows + 32 * s), wgmma_descriptor(do_at + 32 * s), s > 0);
+    }
+    wgmma_commit();
+
+    // This thread's queries' lse (log2 units) and delta, while the products run.
+    float2 query_lse[8], query_delta[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float2 l = *reinterpret_cast<const float2*>(tile_lse + 8 * j + 2 * t);
+      query_lse[j] = make_float2(l.x * kLog2e, l.y * kLog2e);
+      query_delta[j] = *reinterpret_cast<const float2*>(tile_delta + 8 * j + 2 * t);
+    }
+
+    // P^T = exp(scale S^T - lse); zero where the query precedes the key or either is past the end.
+    wgmma_wait<1>();
+    const bool needs_mask = q0 < group_last_key + 1 || q0 + kBlockM > seq || group_last_key >= seq;
+    uint32_t p_frag[4][4], ds_frag[4][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int query = q0 + 8 * j + 2 * t + (e & 1);
+        const int row_key = key + (e & 2) * 4;
+        const float p = exp2f(fmaf(s_acc[4 * j + e], scale_log2, -((e & 1) ? query_lse[j].y : query_lse[j].x)));
+        s_acc[4 * j + e] = (needs_mask && (query < row_key || query >= seq || row_key >= seq)) ? 0.0f : p;
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < 4; ++s) accumulators_to_a(p_frag[s], s_acc + 8 * s);
+
+    // dS^T = P^T (dP^T - delta) (unscaled: the scale is applied to dK and dQ at the end).
+    wgmma_wait<0>();
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float d = (e & 1) ? query_delta[j].y : query_delta[j].x;
+        dp_acc[4 * j + e] = s_acc[4 * j + e] * (dp_acc[4 * j + e] - d);
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < 4; ++s) accumulators_to_a(ds_frag[s], dp_acc + 8 * s);
+
+    // dV += P^T dO and dK += dS^T Q, k over the tile's queries (dO and Q read MN-major).
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dv_acc, p_frag[s], wgmma_descriptor(do_at + kStepBytes * s), true);
+#pragma unroll
+    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dk_acc, ds_frag[s], wgmma_descriptor(q_at + kStepBytes * s), true);
+    wgmma_commit();
+
+    // dS^T to shared memory, a 128-byte line of queries per key: dQ needs all 128 keys.
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = key_local + 8 * half;
+        *reinterpret_cast<uint32_t*>(sDs + row * kRowBytes + (j ^ (row % 8)) * 16 + 4 * t) =
+            half == 0 ? ds_frag[j / 2][j % 2 * 2] : ds_frag[j / 2][j % 2 * 2 + 1];
+      }
+    }
+    fence_shared_for_wgmma();
+    __syncthreads();  // dS^T of both warpgroups complete
+
+    // dQ(64 queries x this warpgroup's 32 columns) = dS K over the block's 128 keys.
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kBlockN / 16; ++s) {
+      wgmma_bf16_n32_mn_mn(dq_acc, wgmma_descriptor(ds_at + kStepBytes * s),
+                           wgmma_descriptor(k_at + kStepBytes * s + 64 * warpgroup), s > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();  // dQ, and dV / dK above
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int query = q0 + warp * 16 + g + 8 * half;
+        const int col = warpgroup * 32 + 8 * j + 2 * t;
+        if (query < seq) {
+          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query) * kHeadDim + col),
+                    make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]));
+        }
+      }
+    }
+  }
+
+  // Epilogue: dK carries the softmax scale; store rows inside the sequence.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = key + 8 * half;
+    if (row >= seq) continue;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int col = 8 * j + 2 * t;
+      const float* dk_pair = dk_acc + 4 * j + 2 * half;
+      const float* dv_pair = dv_acc + 4 * j + 2 * half;
+      *reinterpret_cast<uint32_t*>(dk + static_cast<size_t>(row) * kHeadDim + col) =
+          pack_bf16(dk_pair[0] * scale, dk_pair[1] * scale);
+      *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(row) * kHeadDim + col) = pack_bf16(dv_pair[0], dv_pair[1]);
+    }
+  }
+}
+
+}  // namespace
+
+void launch_backward_sm90_d64(int heads, int seq, const void* q, const void* k, const void* v,
+                              const void* d_out, const float* lse, const float* delta,
+                              float* dq_accum, void* dk, void* dv, float scale, cudaStream_t stream) {
+  const dim3 grid(ceil_div(static_cast<size_t>(seq), kBlockN), static_cast<unsigned>(heads));
+  allow_shared_bytes(flash_backward_sm90_kernel, kSharedBytes);
+  flash_backward_sm90_kernel<<<grid, kThreads, kSharedBytes, stream>>>(
+      static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
+      static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk), static_cast<bf16*>(dv), seq,
+      scale, scale * kLog2e);
+  OOMLAB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace oomlab::ops::cuda::flash

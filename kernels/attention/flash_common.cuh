@@ -1,0 +1,39 @@
+// Pieces both fused-attention backward engines (mma.sync in fused_attention.cu, wgmma in
+// flash_backward_sm90.cu) and the forward share: bf16 packing, the softmax's log2 constants and
+// the longest-first block order.
+#pragma once
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+namespace oomlab::ops::cuda::flash {
+
+using bf16 = __nv_bfloat16;
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+__device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
+  __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);  // .x (low half) = low
+  return *reinterpret_cast<uint32_t*>(&pair);
+}
+
+// The two bf16 of a packed pair as floats (low half first): exact, a shift and a mask.
+__device__ __forceinline__ float2 unpack_bf16(uint32_t pair) {
+  return make_float2(__uint_as_float(pair << 16), __uint_as_float(pair & 0xffff0000u));
+}
+
+// Block order: blocks start in linear order (x fastest), and causal blocks differ up to
+// T / 64-fold in work. Handing out rank r of every head before rank r + 1 of any (longest first
+// across all heads, not just within one) keeps a long block from starting in the last wave.
+// Grids are (blocks per head, heads); rank 0 is the longest.
+struct BlockWork {
+  int rank;
+  int head;
+};
+__device__ __forceinline__ BlockWork block_work_longest_first() {
+  const int linear = blockIdx.x + gridDim.x * blockIdx.y;
+  return {linear / static_cast<int>(gridDim.y), linear % static_cast<int>(gridDim.y)};
+}
+
+}  // namespace oomlab::ops::cuda::flash
