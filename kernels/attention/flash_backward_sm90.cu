@@ -14,7 +14,9 @@
 //                                   swizzled tiles, see wgmma_sm90.cuh)
 //   dS^T -> shared memory, barrier, dQ(64 x 32 per warpgroup) = dS K over all 128 keys
 //   (both operands MN-major), float2 atomics into dq_accum.
-// Q, dO, lse and delta of the next tile load (cp.async, double-buffered) during this one.
+// Q, dO, lse and delta of tile m+1 load (cp.async, double-buffered) during tile m; S^T and dP^T
+// are both issued before the first is waited for; dV/dK run while dS^T is stored. Masks are
+// computed only for tiles that touch the diagonal or the end.
 #include "kernels/attention/flash_backward_sm90.hpp"
 
 #include <cstddef>
@@ -48,30 +50,52 @@ constexpr int kBlockM = 64;   // queries per tile
 constexpr int kThreads = 256;
 constexpr int kRowBytes = kHeadDim * 2;      // one 128-byte swizzled line per row
 constexpr int kStepBytes = 16 * kRowBytes;   // a k-step of 16 rows read MN-major
+// Q/dO/lse/delta: tile m+1 loads while tile m computes. dS^T: one tile, read by its dQ product,
+// which completes before the next tile's barrier.
+constexpr int kQueryBuffers = 2;
+constexpr int kDsBuffers = 1;
 
 // Shared memory, byte offsets from a 1024-byte aligned base (every tile 1024-aligned).
 constexpr int kKeyTileBytes = kBlockN * kRowBytes;    // K or V: 16 KiB
 constexpr int kQueryTileBytes = kBlockM * kRowBytes;  // Q or dO of one tile: 8 KiB
+constexpr int kDsTileBytes = kBlockN * kBlockM * 2;   // dS^T: a line of 64 queries per key
 constexpr int kOffsetK = 0;
 constexpr int kOffsetV = kOffsetK + kKeyTileBytes;
-constexpr int kOffsetQ = kOffsetV + kKeyTileBytes;         // [2]
-constexpr int kOffsetDo = kOffsetQ + 2 * kQueryTileBytes;  // [2]
-constexpr int kOffsetDs = kOffsetDo + 2 * kQueryTileBytes; // dS^T: a line of 64 queries per key
-constexpr int kOffsetLse = kOffsetDs + kBlockN * kBlockM * 2;  // f32 [2][kBlockM], natural log
-constexpr int kOffsetDelta = kOffsetLse + 2 * kBlockM * 4;     // f32 [2][kBlockM]
-constexpr int kSharedBytes = kOffsetDelta + 2 * kBlockM * 4 + 1024;  // + room to align the base
+constexpr int kOffsetQ = kOffsetV + kKeyTileBytes;
+constexpr int kOffsetDo = kOffsetQ + kQueryBuffers * kQueryTileBytes;
+constexpr int kOffsetDs = kOffsetDo + kQueryBuffers * kQueryTileBytes;
+constexpr int kOffsetLse = kOffsetDs + kDsBuffers * kDsTileBytes;  // f32, natural log
+constexpr int kOffsetDelta = kOffsetLse + kQueryBuffers * kBlockM * 4;
+constexpr int kSharedBytes = kOffsetDelta + kQueryBuffers * kBlockM * 4 + 1024;  // + room to align
 
-// Rows [row0, row0 + Rows) of a (seq, 64) head into a [Rows][64] tile in the 128-byte swizzle
-// (chunk c of row r at chunk c ^ (r % 8)); rows past `seq` are zero-filled without reading.
-template <int Rows>
-__device__ __forceinline__ void load_rows_swizzled(unsigned char* tile, const bf16* head, int row0, int seq) {
-  for (int chunk = threadIdx.x; chunk < Rows * 8; chunk += kThreads) {
-    const int row = chunk / 8, c = chunk % 8;
-    const bool valid = row0 + row < seq;
-    const bf16* source = valid ? head + static_cast<size_t>(row0 + row) * kHeadDim + c * 8 : head;
-    cp_async_16(tile + row * kRowBytes + (c ^ (row % 8)) * 16, source, valid);
-  }
+// 2^x on the special-function unit (flush-to-zero: probabilities below 2^-126 are 0 anyway).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
+
+// This thread's share of copying a [Rows][64] bf16 tile into the 128-byte swizzle (chunk c of
+// row r at chunk c ^ (r % 8)): 16-byte chunk `chunk` of rows `row`, row + 32, ... (the same
+// swizzle position in each, as 32 % 8 == 0).
+struct TileCopySlot {
+  int row, chunk, shared_offset;
+  __device__ TileCopySlot()
+      : row(threadIdx.x / 8), chunk(threadIdx.x % 8), shared_offset(row * kRowBytes + ((chunk ^ (row % 8)) * 16)) {}
+
+  // Rows [row0, row0 + Rows) of a (seq, 64) head; rows past `seq` are zero-filled unread.
+  template <int Rows>
+  __device__ __forceinline__ void load(unsigned char* tile, const bf16* head, int row0, int seq) const {
+    static_assert(Rows % (kThreads / 8) == 0, "whole passes of the block");
+#pragma unroll
+    for (int i = 0; i < Rows / (kThreads / 8); ++i) {
+      const int source_row = row0 + row + i * (kThreads / 8);
+      const bool valid = source_row < seq;
+      cp_async_16(tile + shared_offset + i * (kThreads / 8) * kRowBytes,
+                  head + static_cast<size_t>(valid ? source_row : 0) * kHeadDim + chunk * 8, valid);
+    }
+  }
+};
 
 // Accumulators of n-tiles 2s and 2s+1 (rows g and g+8, 16 columns) rounded to bf16: the A
 // operand of k-step s (wgmma_sm90.cuh).
@@ -89,8 +113,6 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
                            bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* shared = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
-  unsigned char* sK = shared + kOffsetK;
-  unsigned char* sV = shared + kOffsetV;
   unsigned char* sQ = shared + kOffsetQ;
   unsigned char* sDo = shared + kOffsetDo;
   unsigned char* sDs = shared + kOffsetDs;
@@ -109,15 +131,17 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   // This thread's accumulator rows: keys key_local (+0, +8) of the block; columns 8j + 2t (+1).
   const int key_local = warpgroup * 64 + warp * 16 + g;
   const int key = n0 + key_local;
-  const int group_last_key = n0 + warpgroup * 64 + 63;
+  const int group_end_key = n0 + warpgroup * 64 + 64;  // one past this warpgroup's last key
 
   const int m_first = n0 / kBlockM;  // causal: the first tile holding query n0
   const int m_end = (seq + kBlockM - 1) / kBlockM;
 
-  // Q, dO, lse and delta of query tile m into buffer `buffer`: one cp.async group.
-  auto load_query_tile = [&](int m, int buffer) {
-    load_rows_swizzled<kBlockM>(sQ + buffer * kQueryTileBytes, q, m * kBlockM, seq);
-    load_rows_swizzled<kBlockM>(sDo + buffer * kQueryTileBytes, d_out, m * kBlockM, seq);
+  const TileCopySlot copy;
+  // Q, dO, lse and delta of query tile m into its buffer: one cp.async group.
+  auto load_query_tile = [&](int m) {
+    const int buffer = (m - m_first) % kQueryBuffers;
+    copy.load<kBlockM>(sQ + buffer * kQueryTileBytes, q, m * kBlockM, seq);
+    copy.load<kBlockM>(sDo + buffer * kQueryTileBytes, d_out, m * kBlockM, seq);
     if (threadIdx.x < 2 * kBlockM) {
       const int local = threadIdx.x % kBlockM, query = m * kBlockM + local;
       const bool valid = query < seq, is_lse = threadIdx.x < kBlockM;
@@ -127,24 +151,41 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     cp_async_commit();
   };
 
-  load_rows_swizzled<kBlockN>(sK, k, n0, seq);
-  load_rows_swizzled<kBlockN>(sV, v, n0, seq);
-  load_query_tile(m_first, 0);  // one group with K and V
+  copy.load<kBlockN>(shared + kOffsetK, k, n0, seq);
+  copy.load<kBlockN>(shared + kOffsetV, v, n0, seq);
+  load_query_tile(m_first);  // one group with K and V
 
-  const unsigned k_at = shared_address(sK), v_at = shared_address(sV), ds_at = shared_address(sDs);
+  const unsigned k_at = shared_address(shared + kOffsetK), v_at = shared_address(shared + kOffsetV);
   const unsigned group_rows = warpgroup * 64 * kRowBytes;  // this warpgroup's keys in sK, sV
   float dk_acc[32], dv_acc[32], s_acc[32], dp_acc[32], dq_acc[16];
   for (int i = 0; i < 32; ++i) dk_acc[i] = dv_acc[i] = s_acc[i] = dp_acc[i] = 0.0f;
   for (int i = 0; i < 16; ++i) dq_acc[i] = 0.0f;
 
+  // dQ rows of tile m (this warpgroup's 32 columns) into the f32 accumulator.
+  auto add_dq = [&](int m) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int query = m * kBlockM + warp * 16 + g + 8 * half;
+        const int col = warpgroup * 32 + 8 * j + 2 * t;
+        if (query < seq) {
+          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query) * kHeadDim + col),
+                    make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]));
+        }
+      }
+    }
+  };
+
   for (int m = m_first; m < m_end; ++m) {
-    const int buffer = (m - m_first) & 1;
+    const int buffer = (m - m_first) % kQueryBuffers;
     cp_async_wait_all();
     fence_shared_for_wgmma();  // this thread's copies of tile m, visible to the tensor cores
-    __syncthreads();           // everyone's; and tile m-1's products (all waited) are done
-    if (m + 1 < m_end) load_query_tile(m + 1, buffer ^ 1);
+    __syncthreads();           // everyone's; and tile m-1's products (its buffers) are done
+    if (m + 1 < m_end) load_query_tile(m + 1);
     const unsigned q_at = shared_address(sQ + buffer * kQueryTileBytes);
     const unsigned do_at = shared_address(sDo + buffer * kQueryTileBytes);
+    unsigned char* tile_ds = sDs + (m - m_first) % kDsBuffers * kDsTileBytes;
     const float* tile_lse = sLse + buffer * kBlockM;
     const float* tile_delta = sDelta + buffer * kBlockM;
     const int q0 = m * kBlockM;
@@ -162,7 +203,8 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     }
     wgmma_commit();
 
-    // This thread's queries' lse (log2 units) and delta, while the products run.
+
+    // This thread's queries' lse (log2 units) and delta.
     float2 query_lse[8], query_delta[8];
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -171,32 +213,28 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       query_delta[j] = *reinterpret_cast<const float2*>(tile_delta + 8 * j + 2 * t);
     }
 
-    // P^T = exp(scale S^T - lse); zero where the query precedes the key or either is past the end.
+    // P^T = exp(scale S^T - lse); zero where the query precedes the key or either is past the
+    // end (only tiles near the diagonal or the end check).
     wgmma_wait<1>();
-    const bool needs_mask = q0 < group_last_key + 1 || q0 + kBlockM > seq || group_last_key >= seq;
-    uint32_t p_frag[4][4], ds_frag[4][4];
+    const bool needs_mask = q0 < group_end_key || q0 + kBlockM > seq || group_end_key > seq;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int query = q0 + 8 * j + 2 * t + (e & 1);
-        const int row_key = key + (e & 2) * 4;
-        const float p = exp2f(fmaf(s_acc[4 * j + e], scale_log2, -((e & 1) ? query_lse[j].y : query_lse[j].x)));
-        s_acc[4 * j + e] = (needs_mask && (query < row_key || query >= seq || row_key >= seq)) ? 0.0f : p;
-      }
+    for (int i = 0; i < 32; ++i) {
+      const float l = (i & 1) ? query_lse[i / 4].y : query_lse[i / 4].x;
+      const float p = fast_exp2(fmaf(s_acc[i], scale_log2, -l));
+      const int query = q0 + 8 * (i / 4) + 2 * t + (i & 1);
+      const int row_key = key + (i & 2) * 4;
+      s_acc[i] = needs_mask && (query < row_key || query >= seq || row_key >= seq) ? 0.0f : p;
     }
+    uint32_t p_frag[4][4], ds_frag[4][4];
 #pragma unroll
     for (int s = 0; s < 4; ++s) accumulators_to_a(p_frag[s], s_acc + 8 * s);
 
     // dS^T = P^T (dP^T - delta) (unscaled: the scale is applied to dK and dQ at the end).
     wgmma_wait<0>();
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float d = (e & 1) ? query_delta[j].y : query_delta[j].x;
-        dp_acc[4 * j + e] = s_acc[4 * j + e] * (dp_acc[4 * j + e] - d);
-      }
+    for (int i = 0; i < 32; ++i) {
+      const float d = (i & 1) ? query_delta[i / 4].y : query_delta[i / 4].x;
+      dp_acc[i] = s_acc[i] * (dp_acc[i] - d);
     }
 #pragma unroll
     for (int s = 0; s < 4; ++s) accumulators_to_a(ds_frag[s], dp_acc + 8 * s);
@@ -215,14 +253,15 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = key_local + 8 * half;
-        *reinterpret_cast<uint32_t*>(sDs + row * kRowBytes + (j ^ (row % 8)) * 16 + 4 * t) =
-            half == 0 ? ds_frag[j / 2][j % 2 * 2] : ds_frag[j / 2][j % 2 * 2 + 1];
+        *reinterpret_cast<uint32_t*>(tile_ds + row * kRowBytes + (j ^ (row % 8)) * 16 + 4 * t) =
+            ds_frag[j / 2][j % 2 * 2 + half];
       }
     }
     fence_shared_for_wgmma();
     __syncthreads();  // dS^T of both warpgroups complete
 
     // dQ(64 queries x this warpgroup's 32 columns) = dS K over the block's 128 keys.
+    const unsigned ds_at = shared_address(tile_ds);
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kBlockN / 16; ++s) {
@@ -230,19 +269,10 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
                            wgmma_descriptor(k_at + kStepBytes * s + 64 * warpgroup), s > 0);
     }
     wgmma_commit();
-    wgmma_wait<0>();  // dQ, and dV / dK above
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int query = q0 + warp * 16 + g + 8 * half;
-        const int col = warpgroup * 32 + 8 * j + 2 * t;
-        if (query < seq) {
-          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query) * kHeadDim + col),
-                    make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]));
-        }
-      }
-    }
+    // Every product of the tile completes here: one left in flight across the loop's back edge
+    // makes ptxas serialise every wgmma (C7515).
+    wgmma_wait<0>();
+    add_dq(m);
   }
 
   // Epilogue: dK carries the softmax scale; store rows inside the sequence.
