@@ -13,7 +13,8 @@
 //   dV += P^T dO, dK += dS^T Q     (P^T, dS^T from registers; dO, Q read MN-major: the same
 //                                   swizzled tiles, see wgmma_sm90.cuh)
 //   dS^T -> shared memory, barrier, dQ(64 x 32 per warpgroup) = dS K over all 128 keys
-//   (both operands MN-major), float2 atomics into dq_accum.
+//   (both operands MN-major), staged in shared memory and added to dq_accum by bulk asynchronous
+//   reductions (cp.reduce.async.bulk: no atomics in the instruction stream, no registers held).
 // Q, dO, lse and delta of tile m+1 load (cp.async, double-buffered) during tile m; S^T and dP^T
 // are both issued before the first is waited for; dV/dK run while dS^T is stored. Masks are
 // computed only for tiles that touch the diagonal or the end.
@@ -66,7 +67,29 @@ constexpr int kOffsetDo = kOffsetQ + kQueryBuffers * kQueryTileBytes;
 constexpr int kOffsetDs = kOffsetDo + kQueryBuffers * kQueryTileBytes;
 constexpr int kOffsetLse = kOffsetDs + kDsBuffers * kDsTileBytes;  // f32, natural log
 constexpr int kOffsetDelta = kOffsetLse + kQueryBuffers * kBlockM * 4;
-constexpr int kSharedBytes = kOffsetDelta + kQueryBuffers * kBlockM * 4 + 1024;  // + room to align
+// dQ of one tile, f32 rows padded to 72 floats: the float2 stores of a half-warp (4 rows x 8
+// columns) hit 32 distinct banks, and every 256-byte row stays 16-byte aligned for its bulk copy.
+constexpr int kDqRowFloats = kHeadDim + 8;
+constexpr int kOffsetDq = kOffsetDelta + kQueryBuffers * kBlockM * 4;
+constexpr int kSharedBytes = kOffsetDq + kBlockM * kDqRowFloats * 4 + 1024;  // + room to align
+
+// Where query column c of a tile's lse / delta sits in shared memory: thread t of a quad uses
+// columns 8j + 2t + h (j < 8, h < 2), stored together as 16 floats (four 16-byte loads).
+__device__ __forceinline__ int statistics_slot(int c) { return c % 8 / 2 * 16 + c / 8 * 2 + c % 2; }
+
+// Bulk asynchronous reduction (the TMA unit, no registers held): global[0, bytes) += shared,
+// f32; tracked per issuing thread as a bulk group.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* global, const float* shared, int bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
+               ::"l"(global), "r"(shared_address(shared)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// This thread's bulk reductions have read their shared source (it may be rewritten).
+__device__ __forceinline__ void bulk_wait_source_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// This thread's bulk reductions are complete.
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 // 2^x on the special-function unit (flush-to-zero: probabilities below 2^-126 are 0 anyway).
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -118,6 +141,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   unsigned char* sDs = shared + kOffsetDs;
   float* sLse = reinterpret_cast<float*>(shared + kOffsetLse);
   float* sDelta = reinterpret_cast<float*>(shared + kOffsetDelta);
+  float* sDq = reinterpret_cast<float*>(shared + kOffsetDq);
 
   const BlockWork work = block_work_longest_first();
   const int n0 = work.rank * kBlockN;  // the first keys see the most queries
@@ -146,7 +170,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       const int local = threadIdx.x % kBlockM, query = m * kBlockM + local;
       const bool valid = query < seq, is_lse = threadIdx.x < kBlockM;
       const float* source = (is_lse ? lse : delta) + (valid ? query : 0);
-      cp_async_4((is_lse ? sLse : sDelta) + buffer * kBlockM + local, source, valid);
+      cp_async_4((is_lse ? sLse : sDelta) + buffer * kBlockM + statistics_slot(local), source, valid);
     }
     cp_async_commit();
   };
@@ -161,19 +185,25 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   for (int i = 0; i < 32; ++i) dk_acc[i] = dv_acc[i] = s_acc[i] = dp_acc[i] = 0.0f;
   for (int i = 0; i < 16; ++i) dq_acc[i] = 0.0f;
 
-  // dQ rows of tile m (this warpgroup's 32 columns) into the f32 accumulator.
-  auto add_dq = [&](int m) {
+  // dQ of tile m into the f32 accumulator: this warpgroup's 32 columns into sDq (after every
+  // thread's fence and a barrier, the tensor-memory unit reads them) ...
+  auto stage_dq = [&]() {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const int query = m * kBlockM + warp * 16 + g + 8 * half;
-        const int col = warpgroup * 32 + 8 * j + 2 * t;
-        if (query < seq) {
-          atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query) * kHeadDim + col),
-                    make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]));
-        }
+        *reinterpret_cast<float2*>(sDq + (warp * 16 + g + 8 * half) * kDqRowFloats + warpgroup * 32 + 8 * j + 2 * t) =
+            make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]);
       }
+    }
+    fence_shared_for_wgmma();
+  };
+  // ... and thread r < 64 adds row r to global memory without holding a register.
+  auto add_staged_dq = [&](int m) {
+    const int query = m * kBlockM + static_cast<int>(threadIdx.x);
+    if (threadIdx.x < kBlockM && query < seq) {
+      bulk_reduce_add_f32(dq_accum + static_cast<size_t>(query) * kHeadDim, sDq + threadIdx.x * kDqRowFloats,
+                          kHeadDim * 4);
     }
   };
 
@@ -182,6 +212,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     cp_async_wait_all();
     fence_shared_for_wgmma();  // this thread's copies of tile m, visible to the tensor cores
     __syncthreads();           // everyone's; and tile m-1's products (its buffers) are done
+    if (m > m_first) add_staged_dq(m - 1);
     if (m + 1 < m_end) load_query_tile(m + 1);
     const unsigned q_at = shared_address(sQ + buffer * kQueryTileBytes);
     const unsigned do_at = shared_address(sDo + buffer * kQueryTileBytes);
@@ -204,13 +235,15 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     wgmma_commit();
 
 
-    // This thread's queries' lse (log2 units) and delta.
-    float2 query_lse[8], query_delta[8];
+    // This thread's queries' lse (log2 units) and delta: columns 8j + 2t + h at [2j + h].
+    float query_lse[16], query_delta[16];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const float2 l = *reinterpret_cast<const float2*>(tile_lse + 8 * j + 2 * t);
-      query_lse[j] = make_float2(l.x * kLog2e, l.y * kLog2e);
-      query_delta[j] = *reinterpret_cast<const float2*>(tile_delta + 8 * j + 2 * t);
+    for (int i = 0; i < 16; i += 4) {
+      const float4 l = *reinterpret_cast<const float4*>(tile_lse + 16 * t + i);
+      const float4 d = *reinterpret_cast<const float4*>(tile_delta + 16 * t + i);
+      query_lse[i] = l.x * kLog2e, query_lse[i + 1] = l.y * kLog2e;
+      query_lse[i + 2] = l.z * kLog2e, query_lse[i + 3] = l.w * kLog2e;
+      query_delta[i] = d.x, query_delta[i + 1] = d.y, query_delta[i + 2] = d.z, query_delta[i + 3] = d.w;
     }
 
     // P^T = exp(scale S^T - lse); zero where the query precedes the key or either is past the
@@ -219,7 +252,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     const bool needs_mask = q0 < group_end_key || q0 + kBlockM > seq || group_end_key > seq;
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
-      const float l = (i & 1) ? query_lse[i / 4].y : query_lse[i / 4].x;
+      const float l = query_lse[i / 4 * 2 + (i & 1)];
       const float p = fast_exp2(fmaf(s_acc[i], scale_log2, -l));
       const int query = q0 + 8 * (i / 4) + 2 * t + (i & 1);
       const int row_key = key + (i & 2) * 4;
@@ -233,7 +266,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
-      const float d = (i & 1) ? query_delta[i / 4].y : query_delta[i / 4].x;
+      const float d = query_delta[i / 4 * 2 + (i & 1)];
       dp_acc[i] = s_acc[i] * (dp_acc[i] - d);
     }
 #pragma unroll
@@ -258,7 +291,8 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       }
     }
     fence_shared_for_wgmma();
-    __syncthreads();  // dS^T of both warpgroups complete
+    bulk_wait_source_read();  // the previous tile's dQ rows have left sDq
+    __syncthreads();          // dS^T of both warpgroups complete; sDq free
 
     // dQ(64 queries x this warpgroup's 32 columns) = dS K over the block's 128 keys.
     const unsigned ds_at = shared_address(tile_ds);
@@ -272,8 +306,11 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     // Every product of the tile completes here: one left in flight across the loop's back edge
     // makes ptxas serialise every wgmma (C7515).
     wgmma_wait<0>();
-    add_dq(m);
+    stage_dq();
   }
+  __syncthreads();
+  add_staged_dq(m_end - 1);
+  bulk_wait_all();
 
   // Epilogue: dK carries the softmax scale; store rows inside the sequence.
 #pragma unroll
