@@ -51,10 +51,9 @@ constexpr int kBlockM = 64;   // queries per tile
 constexpr int kThreads = 256;
 constexpr int kRowBytes = kHeadDim * 2;      // one 128-byte swizzled line per row
 constexpr int kStepBytes = 16 * kRowBytes;   // a k-step of 16 rows read MN-major
-// Q/dO/lse/delta: tile m+1 loads while tile m computes. dS^T: one tile, read by its dQ product,
-// which completes before the next tile's barrier.
+// Q/dO/lse/delta: tile m+1 loads while tile m computes (dS^T and dQ: one tile each, as every
+// product of a tile completes within it).
 constexpr int kQueryBuffers = 2;
-constexpr int kDsBuffers = 1;
 
 // Shared memory, byte offsets from a 1024-byte aligned base (every tile 1024-aligned).
 constexpr int kKeyTileBytes = kBlockN * kRowBytes;    // K or V: 16 KiB
@@ -65,20 +64,20 @@ constexpr int kOffsetV = kOffsetK + kKeyTileBytes;
 constexpr int kOffsetQ = kOffsetV + kKeyTileBytes;
 constexpr int kOffsetDo = kOffsetQ + kQueryBuffers * kQueryTileBytes;
 constexpr int kOffsetDs = kOffsetDo + kQueryBuffers * kQueryTileBytes;
-constexpr int kOffsetLse = kOffsetDs + kDsBuffers * kDsTileBytes;  // f32, natural log
+constexpr int kOffsetLse = kOffsetDs + kDsTileBytes;  // f32, natural log
 constexpr int kOffsetDelta = kOffsetLse + kQueryBuffers * kBlockM * 4;
-// dQ of one tile, f32 rows padded to 72 floats: the float2 stores of a half-warp (4 rows x 8
-// columns) hit 32 distinct banks, and every 256-byte row stays 16-byte aligned for its bulk copy.
-constexpr int kDqRowFloats = kHeadDim + 8;
+// dQ of one tile, f32 [64][64] with each row's 8-float chunks permuted (dq_chunk_slot): the
+// float2 stores of a half-warp (4 rows x 8 columns) hit 32 distinct banks, and the tile stays
+// one contiguous run for one bulk reduction; the dQ rounding pass undoes the permutation.
 constexpr int kOffsetDq = kOffsetDelta + kQueryBuffers * kBlockM * 4;
-constexpr int kSharedBytes = kOffsetDq + kBlockM * kDqRowFloats * 4 + 1024;  // + room to align
+constexpr int kSharedBytes = kOffsetDq + kBlockM * kHeadDim * 4 + 1024;  // + room to align
 
 // Where query column c of a tile's lse / delta sits in shared memory: thread t of a quad uses
 // columns 8j + 2t + h (j < 8, h < 2), stored together as 16 floats (four 16-byte loads).
 __device__ __forceinline__ int statistics_slot(int c) { return c % 8 / 2 * 16 + c / 8 * 2 + c % 2; }
 
 // Bulk asynchronous reduction (the TMA unit, no registers held): global[0, bytes) += shared,
-// f32; tracked per issuing thread as a bulk group.
+// f32; tracked per issuing thread as a bulk group; bytes a multiple of 16.
 __device__ __forceinline__ void bulk_reduce_add_f32(float* global, const float* shared, int bytes) {
   asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
                ::"l"(global), "r"(shared_address(shared)), "r"(bytes) : "memory");
@@ -155,7 +154,6 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   // This thread's accumulator rows: keys key_local (+0, +8) of the block; columns 8j + 2t (+1).
   const int key_local = warpgroup * 64 + warp * 16 + g;
   const int key = n0 + key_local;
-  const int group_end_key = n0 + warpgroup * 64 + 64;  // one past this warpgroup's last key
 
   const int m_first = n0 / kBlockM;  // causal: the first tile holding query n0
   const int m_end = (seq + kBlockM - 1) / kBlockM;
@@ -179,8 +177,17 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   copy.load<kBlockN>(shared + kOffsetV, v, n0, seq);
   load_query_tile(m_first);  // one group with K and V
 
-  const unsigned k_at = shared_address(shared + kOffsetK), v_at = shared_address(shared + kOffsetV);
+  // Descriptors, built once: a tile's next k-step or buffer is a constant added to its address
+  // field (bytes / 16).
+  const unsigned k_at = shared_address(shared + kOffsetK);
   const unsigned group_rows = warpgroup * 64 * kRowBytes;  // this warpgroup's keys in sK, sV
+  const std::uint64_t k_rows_desc = wgmma_descriptor(k_at + group_rows);
+  const std::uint64_t v_rows_desc = wgmma_descriptor(shared_address(shared + kOffsetV) + group_rows);
+  const std::uint64_t k_columns_desc = wgmma_descriptor(k_at + 64 * warpgroup);  // dQ's 32 columns
+  const std::uint64_t q_desc0 = wgmma_descriptor(shared_address(sQ));
+  const std::uint64_t do_desc0 = wgmma_descriptor(shared_address(sDo));
+  const std::uint64_t ds_desc = wgmma_descriptor(shared_address(sDs));
+  constexpr std::uint64_t kKStep = 32 / 16, kMnStep = kStepBytes / 16, kBufferStep = kQueryTileBytes / 16;
   float dk_acc[32], dv_acc[32], s_acc[32], dp_acc[32], dq_acc[16];
   for (int i = 0; i < 32; ++i) dk_acc[i] = dv_acc[i] = s_acc[i] = dp_acc[i] = 0.0f;
   for (int i = 0; i < 16; ++i) dq_acc[i] = 0.0f;
@@ -192,18 +199,18 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        *reinterpret_cast<float2*>(sDq + (warp * 16 + g + 8 * half) * kDqRowFloats + warpgroup * 32 + 8 * j + 2 * t) =
+        const int row = warp * 16 + g + 8 * half;
+        *reinterpret_cast<float2*>(sDq + row * kHeadDim + dq_chunk_slot(row, warpgroup * 4 + j) * 8 + 2 * t) =
             make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]);
       }
     }
     fence_shared_for_wgmma();
   };
-  // ... and thread r < 64 adds row r to global memory without holding a register.
+  // ... and one thread adds the tile's rows inside the sequence (contiguous in dq_accum too).
   auto add_staged_dq = [&](int m) {
-    const int query = m * kBlockM + static_cast<int>(threadIdx.x);
-    if (threadIdx.x < kBlockM && query < seq) {
-      bulk_reduce_add_f32(dq_accum + static_cast<size_t>(query) * kHeadDim, sDq + threadIdx.x * kDqRowFloats,
-                          kHeadDim * 4);
+    if (threadIdx.x == 0) {
+      const int rows = min(kBlockM, seq - m * kBlockM);
+      bulk_reduce_add_f32(dq_accum + static_cast<size_t>(m) * kBlockM * kHeadDim, sDq, rows * kHeadDim * 4);
     }
   };
 
@@ -214,9 +221,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     __syncthreads();           // everyone's; and tile m-1's products (its buffers) are done
     if (m > m_first) add_staged_dq(m - 1);
     if (m + 1 < m_end) load_query_tile(m + 1);
-    const unsigned q_at = shared_address(sQ + buffer * kQueryTileBytes);
-    const unsigned do_at = shared_address(sDo + buffer * kQueryTileBytes);
-    unsigned char* tile_ds = sDs + (m - m_first) % kDsBuffers * kDsTileBytes;
+    const std::uint64_t q_desc = q_desc0 + buffer * kBufferStep, do_desc = do_desc0 + buffer * kBufferStep;
     const float* tile_lse = sLse + buffer * kBlockM;
     const float* tile_delta = sDelta + buffer * kBlockM;
     const int q0 = m * kBlockM;
@@ -225,12 +230,12 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kHeadDim / 16; ++s) {
-      wgmma_tile<bf16, 64>(s_acc, wgmma_descriptor(k_at + group_rows + 32 * s), wgmma_descriptor(q_at + 32 * s), s > 0);
+      wgmma_tile<bf16, 64>(s_acc, k_rows_desc + kKStep * s, q_desc + kKStep * s, s > 0);
     }
     wgmma_commit();
 #pragma unroll
     for (int s = 0; s < kHeadDim / 16; ++s) {
-      wgmma_tile<bf16, 64>(dp_acc, wgmma_descriptor(v_at + group_rows + 32 * s), wgmma_descriptor(do_at + 32 * s), s > 0);
+      wgmma_tile<bf16, 64>(dp_acc, v_rows_desc + kKStep * s, do_desc + kKStep * s, s > 0);
     }
     wgmma_commit();
 
@@ -247,16 +252,19 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     }
 
     // P^T = exp(scale S^T - lse); zero where the query precedes the key or either is past the
-    // end (only tiles near the diagonal or the end check).
+    // end (checked only in tiles near the diagonal or the end: a block-uniform branch).
     wgmma_wait<1>();
-    const bool needs_mask = q0 < group_end_key || q0 + kBlockM > seq || group_end_key > seq;
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
-      const float l = query_lse[i / 4 * 2 + (i & 1)];
-      const float p = fast_exp2(fmaf(s_acc[i], scale_log2, -l));
-      const int query = q0 + 8 * (i / 4) + 2 * t + (i & 1);
-      const int row_key = key + (i & 2) * 4;
-      s_acc[i] = needs_mask && (query < row_key || query >= seq || row_key >= seq) ? 0.0f : p;
+      s_acc[i] = fast_exp2(fmaf(s_acc[i], scale_log2, -query_lse[i / 4 * 2 + (i & 1)]));
+    }
+    if (q0 < n0 + kBlockN || q0 + kBlockM > seq || n0 + kBlockN > seq) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        const int query = q0 + 8 * (i / 4) + 2 * t + (i & 1);
+        const int row_key = key + (i & 2) * 4;
+        if (query < row_key || query >= seq || row_key >= seq) s_acc[i] = 0.0f;
+      }
     }
     uint32_t p_frag[4][4], ds_frag[4][4];
 #pragma unroll
@@ -275,9 +283,9 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     // dV += P^T dO and dK += dS^T Q, k over the tile's queries (dO and Q read MN-major).
     wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dv_acc, p_frag[s], wgmma_descriptor(do_at + kStepBytes * s), true);
+    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dv_acc, p_frag[s], do_desc + kMnStep * s, true);
 #pragma unroll
-    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dk_acc, ds_frag[s], wgmma_descriptor(q_at + kStepBytes * s), true);
+    for (int s = 0; s < 4; ++s) wgmma_bf16_n64_rs_mn(dk_acc, ds_frag[s], q_desc + kMnStep * s, true);
     wgmma_commit();
 
     // dS^T to shared memory, a 128-byte line of queries per key: dQ needs all 128 keys.
@@ -286,7 +294,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = key_local + 8 * half;
-        *reinterpret_cast<uint32_t*>(tile_ds + row * kRowBytes + (j ^ (row % 8)) * 16 + 4 * t) =
+        *reinterpret_cast<uint32_t*>(sDs + row * kRowBytes + (j ^ (row % 8)) * 16 + 4 * t) =
             ds_frag[j / 2][j % 2 * 2 + half];
       }
     }
@@ -295,12 +303,10 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     __syncthreads();          // dS^T of both warpgroups complete; sDq free
 
     // dQ(64 queries x this warpgroup's 32 columns) = dS K over the block's 128 keys.
-    const unsigned ds_at = shared_address(tile_ds);
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kBlockN / 16; ++s) {
-      wgmma_bf16_n32_mn_mn(dq_acc, wgmma_descriptor(ds_at + kStepBytes * s),
-                           wgmma_descriptor(k_at + kStepBytes * s + 64 * warpgroup), s > 0);
+      wgmma_bf16_n32_mn_mn(dq_acc, ds_desc + kMnStep * s, k_columns_desc + kMnStep * s, s > 0);
     }
     wgmma_commit();
     // Every product of the tile completes here: one left in flight across the loop's back edge

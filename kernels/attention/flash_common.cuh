@@ -1,6 +1,6 @@
 // Pieces both fused-attention backward engines (mma.sync in fused_attention.cu, wgmma in
-// flash_backward_sm90.cu) and the forward share: bf16 packing, the softmax's log2 constants and
-// the longest-first block order.
+// flash_backward_sm90.cu) and the forward share: bf16 packing, the softmax's log2 constants, the
+// longest-first block order and the wgmma engine's dQ accumulator layout.
 #pragma once
 #include <cstdint>
 
@@ -22,6 +22,11 @@ __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
 __device__ __forceinline__ float2 unpack_bf16(uint32_t pair) {
   return make_float2(__uint_as_float(pair << 16), __uint_as_float(pair & 0xffff0000u));
 }
+
+// The wgmma backward's dQ accumulator keeps each row's eight 8-float chunks permuted, chunk c of
+// row r at slot c ^ (r % 8) (conflict-free staging in shared memory; flash_backward_sm90.cu);
+// the dQ rounding pass reads it back through the same (self-inverse) map.
+__device__ __forceinline__ int dq_chunk_slot(int row, int chunk) { return chunk ^ (row % 8); }
 
 // Block order: blocks start in linear order (x fastest), and causal blocks differ up to
 // T / 64-fold in work. Handing out rank r of every head before rank r + 1 of any (longest first

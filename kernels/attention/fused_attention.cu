@@ -337,13 +337,21 @@ __global__ void flash_backward_delta_kernel(const bf16* __restrict__ out, const 
 }
 
 // dQ = scale * accumulator, rounded to bf16; four elements per thread (count is a multiple of
-// the head dim, so of 4).
+// the head dim, so of 4). kPermuted: the wgmma engine's accumulator (D = 64 rows whose 8-float
+// chunks sit at flash::dq_chunk_slot).
+template <bool kPermuted>
 __global__ void flash_backward_dq_kernel(const float4* __restrict__ dq_accum, uint2* __restrict__ dq,
                                          size_t count4, float scale) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count4; i += stride) {
     const float4 x = dq_accum[i];
-    dq[i] = make_uint2(pack_bf16(x.x * scale, x.y * scale), pack_bf16(x.z * scale, x.w * scale));
+    size_t out = i;
+    if (kPermuted) {  // 16 float4 per row of 64: slot i % 16 / 2 holds chunk dq_chunk_slot(row, slot)
+      const size_t row = i / 16;
+      const int slot = static_cast<int>(i % 16);
+      out = row * 16 + flash::dq_chunk_slot(static_cast<int>(row % 8), slot / 2) * 2 + slot % 2;
+    }
+    dq[out] = make_uint2(pack_bf16(x.x * scale, x.y * scale), pack_bf16(x.z * scale, x.w * scale));
   }
 }
 
@@ -659,7 +667,8 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
   OOMLAB_CUDA_CHECK_LAUNCH();
   OOMLAB_CUDA_CHECK(cudaMemsetAsync(dq_accum, 0, elements * sizeof(float), stream));
 
-  if (kHeadDim == 64 && wgmma_allowed && detail::device_runs_wgmma()) {
+  const bool on_wgmma = kHeadDim == 64 && wgmma_allowed && detail::device_runs_wgmma();
+  if (on_wgmma) {
     flash::launch_backward_sm90_d64(static_cast<int>(s.heads), static_cast<int>(s.seq), q, k, v, d_out, lse,
                                     delta, dq_accum, dk, dv, scale, stream);
   } else {
@@ -677,8 +686,9 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
   const size_t count4 = elements / 4;
   unsigned blocks = ceil_div(count4, kBlock);
   if (blocks > 65535u * 8) blocks = 65535u * 8;  // grid-stride beyond this
-  flash_backward_dq_kernel<<<blocks, kBlock, 0, stream>>>(reinterpret_cast<const float4*>(dq_accum),
-                                                          static_cast<uint2*>(dq), count4, scale);
+  const auto dq_kernel = on_wgmma ? flash_backward_dq_kernel<true> : flash_backward_dq_kernel<false>;
+  dq_kernel<<<blocks, kBlock, 0, stream>>>(reinterpret_cast<const float4*>(dq_accum), static_cast<uint2*>(dq),
+                                           count4, scale);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
