@@ -194,13 +194,16 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   // dQ of tile m into the f32 accumulator: this warpgroup's 32 columns into sDq (after every
   // thread's fence and a barrier, the tensor-memory unit reads them) ...
+  // The chunk permutation follows the accumulator's flat row (head * seq + query), as the
+  // rounding pass sees it; tiles start at multiples of 64 queries.
+  const int head_row_base = static_cast<int>(static_cast<size_t>(work.head) * seq % 8);
   auto stage_dq = [&]() {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = warp * 16 + g + 8 * half;
-        *reinterpret_cast<float2*>(sDq + row * kHeadDim + dq_chunk_slot(row, warpgroup * 4 + j) * 8 + 2 * t) =
+        *reinterpret_cast<float2*>(sDq + row * kHeadDim + dq_chunk_slot(head_row_base + row, warpgroup * 4 + j) * 8 + 2 * t) =
             make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]);
       }
     }

@@ -24,7 +24,7 @@ __device__ __forceinline__ float2 unpack_bf16(uint32_t pair) {
 }
 
 // The wgmma backward's dQ accumulator keeps each row's eight 8-float chunks permuted, chunk c of
-// row r at slot c ^ (r % 8) (conflict-free staging in shared memory; flash_backward_sm90.cu);
+// flat row r (head * seq + query) at slot c ^ (r % 8) (conflict-free staging in shared memory; flash_backward_sm90.cu);
 // the dQ rounding pass reads it back through the same (self-inverse) map.
 __device__ __forceinline__ int dq_chunk_slot(int row, int chunk) { return chunk ^ (row % 8); }
 
