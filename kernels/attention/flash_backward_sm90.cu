@@ -144,10 +144,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   const BlockWork work = block_work_longest_first();
   const int n0 = work.rank * kBlockN;  // the first keys see the most queries
-  const size_t head = static_cast<size_t>(work.head) * seq * kHeadDim;
-  q += head; k += head; v += head; d_out += head; dq_accum += head; dk += head; dv += head;
-  lse += static_cast<size_t>(work.head) * seq;
-  delta += static_cast<size_t>(work.head) * seq;
+  backward_pointers_at_head(work.head, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
 
   const int warpgroup = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;

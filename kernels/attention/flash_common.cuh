@@ -1,7 +1,9 @@
 // Pieces both fused-attention backward engines (mma.sync in fused_attention.cu, wgmma in
 // flash_backward_sm90.cu) and the forward share: bf16 packing, the softmax's log2 constants, the
-// longest-first block order and the wgmma engine's dQ accumulator layout.
+// longest-first block order, the backward's per-head pointers and the wgmma engine's dQ
+// accumulator layout.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_bf16.h>
@@ -39,6 +41,21 @@ struct BlockWork {
 __device__ __forceinline__ BlockWork block_work_longest_first() {
   const int linear = blockIdx.x + gridDim.x * blockIdx.y;
   return {linear / static_cast<int>(gridDim.y), linear % static_cast<int>(gridDim.y)};
+}
+
+// The backward kernels' pointers moved to head `head`: (heads, seq, head_dim) tensors and
+// (heads, seq) row statistics.
+// (The kernels' parameters are __restrict__, so are these references.)
+using InBf16 = const bf16* __restrict__;
+using InF32 = const float* __restrict__;
+__device__ __forceinline__ void backward_pointers_at_head(int head, int seq, int head_dim, InBf16& q, InBf16& k,
+                                                          InBf16& v, InBf16& d_out, InF32& lse, InF32& delta,
+                                                          float* __restrict__& dq_accum, bf16* __restrict__& dk,
+                                                          bf16* __restrict__& dv) {
+  const size_t rows = static_cast<size_t>(head) * seq, elements = rows * head_dim;
+  q += elements, k += elements, v += elements, d_out += elements;
+  dq_accum += elements, dk += elements, dv += elements;
+  lse += rows, delta += rows;
 }
 
 }  // namespace oomlab::ops::cuda::flash

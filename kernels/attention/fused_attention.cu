@@ -49,6 +49,7 @@ using detail::cp_async_wait_all;
 using detail::ldmatrix_x4;
 using detail::mma_16816;
 
+using flash::backward_pointers_at_head;
 using flash::BlockWork;
 using flash::block_work_longest_first;
 using flash::kLn2;
@@ -406,10 +407,7 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
 
   const BlockWork work = block_work_longest_first();
   const int n0 = work.rank * kBlockN;  // the first keys see the most queries
-  const size_t head = static_cast<size_t>(work.head) * seq * kHeadDim;
-  q += head; k += head; v += head; d_out += head; dq_accum += head; dk += head; dv += head;
-  lse += static_cast<size_t>(work.head) * seq;
-  delta += static_cast<size_t>(work.head) * seq;
+  backward_pointers_at_head(work.head, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
   // Key row tile r of this warp starts at warp_key0 + 16 r; this thread holds rows +g and +g+8.
   const int warp_key0 = n0 + warp * 16 * kRowTiles;
