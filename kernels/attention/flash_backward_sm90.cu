@@ -2,9 +2,10 @@
 // in / f32 accumulate. The algorithm is fused_attention.cu's (flash-attention-2): per block of
 // keys, K and V stay in shared memory while query tiles stream past; P is recomputed from the
 // forward's lse, dV += P^T dO, dS = P (dP - delta), dK += dS^T Q, and dQ += dS K goes to an f32
-// accumulator by atomics. What changes is the instruction: one wgmma multiplies a warpgroup's
-// 64 keys by a whole 64-query tile straight from shared memory, where mma.sync needed every warp
-// to fetch its own fragments of Q and dO (the old kernel's limit: ~195 TFLOP/s on the H200).
+// accumulator shared by all key blocks. What changes is the instruction: one wgmma multiplies a
+// warpgroup's 64 keys by a whole 64-query tile straight from shared memory, where mma.sync needed
+// every warp to fetch its own fragments of Q and dO. On the H200 at B4 H12 T4096: ~300 TFLOP/s
+// against the mma.sync kernel's ~192 (results/h200/README.md).
 //
 // Block: 2 warpgroups, 128 keys (64 each), one block per SM (the dK and dV accumulators and
 // two score tiles take ~180 registers). Per 64-query tile:
@@ -13,8 +14,9 @@
 //   dV += P^T dO, dK += dS^T Q     (P^T, dS^T from registers; dO, Q read MN-major: the same
 //                                   swizzled tiles, see wgmma_sm90.cuh)
 //   dS^T -> shared memory, barrier, dQ(64 x 32 per warpgroup) = dS K over all 128 keys
-//   (both operands MN-major), staged in shared memory and added to dq_accum by bulk asynchronous
-//   reductions (cp.reduce.async.bulk: no atomics in the instruction stream, no registers held).
+//   (both operands MN-major), staged in shared memory and added to dq_accum by one bulk
+//   asynchronous reduction per tile (cp.reduce.async.bulk, element-wise atomic adds done by the
+//   copy engine: no atomics in the instruction stream, no registers held).
 // Q, dO, lse and delta of tile m+1 load (cp.async, double-buffered) during tile m; S^T and dP^T
 // are both issued before the first is waited for; dV/dK run while dS^T is stored. Masks are
 // computed only for tiles that touch the diagonal or the end.
@@ -190,7 +192,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
   for (int i = 0; i < 16; ++i) dq_acc[i] = 0.0f;
 
   // dQ of tile m into the f32 accumulator: this warpgroup's 32 columns into sDq (after every
-  // thread's fence and a barrier, the tensor-memory unit reads them) ...
+  // thread's fence and a barrier, the bulk-copy unit reads them) ...
   // The chunk permutation follows the accumulator's flat row (head * seq + query), as the
   // rounding pass sees it; tiles start at multiples of 64 queries.
   const int head_row_base = static_cast<int>(static_cast<size_t>(work.head) * seq % 8);
@@ -200,7 +202,8 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = warp * 16 + g + 8 * half;
-        *reinterpret_cast<float2*>(sDq + row * kHeadDim + dq_chunk_slot(head_row_base + row, warpgroup * 4 + j) * 8 + 2 * t) =
+        const int slot = dq_chunk_slot(head_row_base + row, warpgroup * 4 + j);
+        *reinterpret_cast<float2*>(sDq + row * kHeadDim + slot * 8 + 2 * t) =
             make_float2(dq_acc[4 * j + 2 * half], dq_acc[4 * j + 2 * half + 1]);
       }
     }
@@ -238,7 +241,6 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       wgmma_tile<bf16, 64>(dp_acc, v_rows_desc + kKStep * s, do_desc + kKStep * s, s > 0);
     }
     wgmma_commit();
-
 
     // This thread's queries' lse (log2 units) and delta: columns 8j + 2t + h at [2j + h].
     float query_lse[16], query_delta[16];

@@ -66,9 +66,9 @@ __device__ __forceinline__ void wgmma_wait() {
 #endif
 }
 
-// The accumulators of an m64n64 (32 registers) or m64n128 (64) wgmma: their asm operand list
-// and bindings, then one wgmma with both operands in shared memory: scale-d comes in as a
-// register (1: accumulate), the A and B scales are +1, 16-bit operands are not transposed.
+// The accumulators of an m64n32 (16 registers), m64n64 (32) or m64n128 (64) wgmma: their asm
+// operand list and bindings, then one wgmma with both operands in shared memory: scale-d comes in
+// as the register scale_d (1: accumulate, 0: overwrite), the A and B scales are +1.
 #define OOMLAB_WGMMA_REGS16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define OOMLAB_WGMMA_REGS32 OOMLAB_WGMMA_REGS16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define OOMLAB_WGMMA_REGS64 OOMLAB_WGMMA_REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
