@@ -5,6 +5,7 @@
 
 #include "harness/memory/alloc_config.hpp"
 #include "harness/memory/budget.hpp"
+#include "harness/memory/oom_error.hpp"
 #include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "harness/testing/run_scenario.hpp"
@@ -100,6 +101,29 @@ TEST(ValBlowupSequence, HostAndDryMakeIdenticalAllocatorEvents) {
       ASSERT_TRUE(host.events[i].same_as(dry.events[i])) << variant << ": event " << i;
     }
   }
+}
+
+// The throughput counts every image a completed step processed: the training batches and the
+// validation batch; at the story's budget broken's validation step ends in the OOM and adds none.
+TEST(ValBlowupWork, CountsTrainingAndValidationSamples) {
+  const Scale scale = Scale::tiny;
+  const scenarios::ValBlowupPlan plan = scenarios::val_blowup_plan(scale);
+  const int steps = ScenarioRegistry::instance().find("val_blowup")->default_steps(scale);
+  const double training = static_cast<double>(steps) * plan.train_batch;
+  for (const char* variant : {"broken", "fixed-inference", "fixed-chunked"}) {
+    Device device(DeviceKind::dry, {});  // no budget: every variant completes its validation
+    RunContext context(device, scale, steps);
+    scenarios::run_val_blowup(variant, context);
+    EXPECT_EQ(context.work(), training + plan.validation_batch) << variant;
+    EXPECT_EQ(context.work_unit(), "samples/s") << variant;
+  }
+  memory::AllocatorConfig config;
+  config.budget = story_budget(scale);
+  ScenarioRegistry::instance().find("val_blowup")->configure("broken", scale, config);
+  Device device(DeviceKind::dry, config);
+  RunContext context(device, scale, steps);
+  EXPECT_THROW(scenarios::run_val_blowup("broken", context), memory::OomError);
+  EXPECT_EQ(context.work(), training);
 }
 
 TEST(ValBlowup, RejectsAnUnknownVariant) {
