@@ -18,6 +18,8 @@
 //   freed before returning) a (B, H, T) f32 `delta` = rowsum(dO * O) and a (B, H, T, D) f32 dQ
 //   accumulator: scratch linear in T. The caller keeps q, k, v, out and lse for backward.
 //   dtypes: bf16 on cuda (f32 accumulation, tensor cores), f32 and bf16 on host; D = 64 or 128.
+//   On Hopper the D = 64 backward runs on wgmma (flash_backward_sm90.cu), elsewhere on mma.sync;
+//   both use the same scratch.
 //
 // Outputs are written in place and must be allocated by the caller with the shapes above and q's
 // dtype. Bad shapes, dtypes, devices or head dims throw std::invalid_argument.
