@@ -35,13 +35,6 @@ __device__ __forceinline__ Pack128<T> load128(const T* p) {
   *reinterpret_cast<int4*>(&pack) = *reinterpret_cast<const int4*>(p);
   return pack;
 }
-// Streaming load: data read once (bypass L1 allocation).
-template <class T>
-__device__ __forceinline__ Pack128<T> load128_stream(const T* p) {
-  Pack128<T> pack;
-  *reinterpret_cast<int4*>(&pack) = __ldcs(reinterpret_cast<const int4*>(p));
-  return pack;
-}
 template <class T>
 __device__ __forceinline__ void store128(T* p, const Pack128<T>& pack) {
   *reinterpret_cast<int4*>(p) = *reinterpret_cast<const int4*>(&pack);

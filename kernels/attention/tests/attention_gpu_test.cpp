@@ -179,8 +179,9 @@ TEST(AttentionGpu, FusedMmaSyncBackwardEqualsNaive) {
   expect_fused_equals_naive("mma.sync");
 }
 
-// Repeated runs: the forward and dK/dV are deterministic; dQ (f32 atomics) may differ only in
-// the last bits, so it is compared with the bf16 tolerance.
+// Repeated runs: the forward and dK/dV are deterministic; dQ (f32 atomic adds from every key
+// block, in any order) may differ only in the last bits, so it is compared with the bf16
+// tolerance.
 TEST(AttentionGpu, FusedIsRepeatable) {
   OOMLAB_REQUIRE_GPU();
   Device device(DeviceKind::cuda, {});
