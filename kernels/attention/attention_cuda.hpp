@@ -23,10 +23,8 @@ void naive_attention_backward(AttentionShape shape, bool is_bf16, const void* q,
                               const void* v, const void* probs, const void* d_out, void* workspace,
                               void* dq, void* dk, void* dv, memory::StreamHandle stream);
 
-// The fused backward for head dim 64 runs on Hopper's wgmma (flash_backward_sm90.cu) where the
-// build and the GPU allow it, else on mma.sync. Process-wide, on by default: the GPU tests and the
-// benchmark switch it off to check and measure the mma.sync kernel on the same GPU.
-void fused_attention_allow_wgmma(bool allowed);
+// The fused backward for head dim 64 runs on Hopper's wgmma (flash_backward_sm90.cu) where
+// detail::device_runs_wgmma() (kernels/core/wgmma_device.hpp) holds, else on mma.sync.
 
 // bf16 only; head_dim 64 or 128; lse (heads, T) f32.
 void fused_attention_forward(AttentionShape shape, const void* q, const void* k, const void* v,

@@ -121,15 +121,6 @@ struct TileCopySlot {
   }
 };
 
-// Accumulators of n-tiles 2s and 2s+1 (rows g and g+8, 16 columns) rounded to bf16: the A
-// operand of k-step s (wgmma_sm90.cuh).
-__device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float* d) {
-  a[0] = pack_bf16(d[0], d[1]);
-  a[1] = pack_bf16(d[2], d[3]);
-  a[2] = pack_bf16(d[4], d[5]);
-  a[3] = pack_bf16(d[6], d[7]);
-}
-
 __global__ void __launch_bounds__(kThreads, 1)
 flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                            const bf16* __restrict__ d_out, const float* __restrict__ lse,
@@ -270,7 +261,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     }
     uint32_t p_frag[4][4], ds_frag[4][4];
 #pragma unroll
-    for (int s = 0; s < 4; ++s) accumulators_to_a(p_frag[s], s_acc + 8 * s);
+    for (int s = 0; s < 4; ++s) accumulators_to_a(p_frag[s], s_acc + 8 * s, s_acc + 8 * s + 4);
 
     // dS^T = P^T (dP^T - delta) (unscaled: the scale is applied to dK and dQ at the end).
     wgmma_wait<0>();
@@ -280,7 +271,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       dp_acc[i] = s_acc[i] * (dp_acc[i] - d);
     }
 #pragma unroll
-    for (int s = 0; s < 4; ++s) accumulators_to_a(ds_frag[s], dp_acc + 8 * s);
+    for (int s = 0; s < 4; ++s) accumulators_to_a(ds_frag[s], dp_acc + 8 * s, dp_acc + 8 * s + 4);
 
     // dV += P^T dO and dK += dS^T Q, k over the tile's queries (dO and Q read MN-major).
     wgmma_fence();

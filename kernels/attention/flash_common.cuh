@@ -1,5 +1,6 @@
 // Pieces both fused-attention backward engines (mma.sync in fused_attention.cu, wgmma in
-// flash_backward_sm90.cu) and the forward share: bf16 packing, the softmax's log2 constants, the
+// flash_backward_sm90.cu) and the forward share: bf16 packing (and accumulators as the next
+// product's A operand), the softmax's log2 constants, the
 // longest-first block order, the backward's per-head pointers and the wgmma engine's dQ
 // accumulator layout.
 #pragma once
@@ -18,6 +19,16 @@ constexpr float kLn2 = 0.6931471805599453f;
 __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
   __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);  // .x (low half) = low
   return *reinterpret_cast<uint32_t*>(&pair);
+}
+
+// The f32 accumulators of two adjacent n-tiles (4 each, mma.sync's / wgmma's C layout: rows g
+// and g+8, columns 2t, 2t+1) rounded to bf16: exactly the A fragment of the 16-wide k-step they
+// cover, so a product's result feeds the next product without shuffles.
+__device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float* left, const float* right) {
+  a[0] = pack_bf16(left[0], left[1]);
+  a[1] = pack_bf16(left[2], left[3]);
+  a[2] = pack_bf16(right[0], right[1]);
+  a[3] = pack_bf16(right[2], right[3]);
 }
 
 // The two bf16 of a packed pair as floats (low half first): exact, a shift and a mask.

@@ -23,7 +23,6 @@
 // Scratch: delta (heads, T) f32 and the dQ accumulator (heads, T, D) f32: linear in T.
 // Fragments come from padded shared rows (row stride = 16 bytes mod 128) through ldmatrix,
 // which keeps every 8-row access conflict-free.
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -41,7 +40,7 @@
 namespace oomlab::ops::cuda {
 namespace {
 
-using bf16 = __nv_bfloat16;
+using flash::bf16;
 using detail::cp_async_16;
 using detail::cp_async_4;
 using detail::cp_async_commit;
@@ -49,6 +48,7 @@ using detail::cp_async_wait_all;
 using detail::ldmatrix_x4;
 using detail::mma_16816;
 
+using flash::accumulators_to_a;
 using flash::backward_pointers_at_head;
 using flash::BlockWork;
 using flash::block_work_longest_first;
@@ -60,7 +60,6 @@ using flash::unpack_bf16;
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 
-std::atomic<bool> wgmma_allowed{true};
 
 // ---------------------------------------------------------------------------------------------
 // Warp-level building blocks. Fragment layouts of mma.m16n8k16 (PTX ISA), with g = lane / 4
@@ -104,15 +103,6 @@ __device__ __forceinline__ void load_b_pair_from_kn(uint32_t (&b0)[2], uint32_t 
   uint32_t r[4];
   ldmatrix_x4(r, tile + (k0 + lane % 8 + lane / 8 % 2 * 8) * ld + n0 + lane / 16 * 8, true);
   b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
-}
-
-// The C accumulators of n-tiles 2j and 2j+1 (a 16x16 block) as the A operand of the next mma:
-// the C layout of two adjacent n-tiles is exactly the A layout, so no shuffles are needed.
-__device__ __forceinline__ void accumulators_to_a(uint32_t (&a)[4], const float (&left)[4], const float (&right)[4]) {
-  a[0] = pack_bf16(left[0], left[1]);
-  a[1] = pack_bf16(left[2], left[3]);
-  a[2] = pack_bf16(right[0], right[1]);
-  a[3] = pack_bf16(right[2], right[3]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -665,7 +655,7 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
   OOMLAB_CUDA_CHECK_LAUNCH();
   OOMLAB_CUDA_CHECK(cudaMemsetAsync(dq_accum, 0, elements * sizeof(float), stream));
 
-  const bool on_wgmma = kHeadDim == 64 && wgmma_allowed && detail::device_runs_wgmma();
+  const bool on_wgmma = kHeadDim == 64 && detail::device_runs_wgmma();
   if (on_wgmma) {
     flash::launch_backward_sm90_d64(static_cast<int>(s.heads), static_cast<int>(s.seq), q, k, v, d_out, lse,
                                     delta, dq_accum, dk, dv, scale, stream);
@@ -698,8 +688,6 @@ void check_head_dim(const char* op, std::int64_t head_dim) {
 }
 
 }  // namespace
-
-void fused_attention_allow_wgmma(bool allowed) { wgmma_allowed = allowed; }
 
 void fused_attention_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out,
                              float* lse, memory::StreamHandle stream) {

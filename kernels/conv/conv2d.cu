@@ -25,7 +25,6 @@
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps; 16-bit: 128x128 for N >= 128, 128x64 for N >= 64); else 128x16 / 128x8 (8x1).
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 #include "kernels/conv/conv2d_launch.hpp"
@@ -41,14 +40,6 @@
 #include "kernels/core/wgmma_device.hpp"
 
 namespace oomlab::ops::detail {
-
-namespace {
-std::atomic<bool> wgmma_allowed{true};
-}  // namespace
-
-void conv2d_allow_wgmma(bool allowed) { wgmma_allowed = allowed; }
-
-bool sm90_gemm_available() { return wgmma_allowed && device_runs_wgmma(); }
 
 namespace {
 
@@ -274,7 +265,7 @@ template <class View, class T>
 void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t stream) {
   // wgmma reads K-major operands (backward-data's weights are transposed to that before).
   if constexpr (View::kAAlongK && View::kBAlongK) {
-    if (view.N >= 64 && vec_a && vec_b && sm90_gemm_available()) {
+    if (view.N >= 64 && vec_a && vec_b && device_runs_wgmma()) {
       // Ring depth measured in the SR-GAN (H200): f32 gains from 4 stages (1 block per SM),
       // 16-bit from 3 (2 blocks per SM).
       constexpr int kStages = std::is_same_v<T, float> ? 4 : 3;

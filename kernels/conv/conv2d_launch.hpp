@@ -38,11 +38,8 @@ struct EpilogueArgs {
 };
 
 #if OOMLAB_WITH_CUDA
-// conv2d forward runs on Hopper's wgmma (implicit_gemm_sm90.cuh) where the build (sm_90a) and the
-// GPU (compute 9.0) allow it, else on mma.sync. Process-wide, on by default: the benchmark and the
-// GPU tests switch it off to measure and check the mma.sync path on the same GPU.
-void conv2d_allow_wgmma(bool allowed);
-
+// The data passes run on Hopper's wgmma (implicit_gemm_sm90.cuh) where detail::device_runs_wgmma()
+// (kernels/core/wgmma_device.hpp) holds, else on mma.sync.
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
                          const void* bias, void* y, const EpilogueArgs& epilogue,
                          memory::StreamHandle stream);

@@ -137,9 +137,6 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
   write_output_tile<View, Cfg>(view, c_tile, m0, n0);
 }
 
-// Whether this process's GPU runs the wgmma kernels: built for sm_90a and a compute 9.0 device.
-bool sm90_gemm_available();
-
 // Launches view's GEMM on wgmma: grid (M tiles, N tiles). Both operands gathered by 16-byte
 // copies: the element-gather variants stay on mma.sync (rare shapes, and ptxas serialises their
 // wgmma, C7515).

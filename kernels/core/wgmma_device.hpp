@@ -1,10 +1,23 @@
 // Whether this process runs the Hopper wgmma kernels: the build includes sm_90a device code
-// (OOMLAB_CUDA_SM90A) and the current GPU is compute 9.0 (asked once per process). The conv and
-// attention launchers pick their wgmma engines by it; elsewhere they run on mma.sync.
+// (OOMLAB_CUDA_SM90A), the current GPU is compute 9.0 (asked once per process), and they have not
+// been switched off. The conv and attention launchers pick their wgmma engines by it; otherwise
+// they run on mma.sync.
 #pragma once
 
 namespace oomlab::ops::detail {
 
 bool device_runs_wgmma();
+
+// Process-wide, on by default: the GPU tests and the benchmarks switch wgmma off to check and
+// measure the mma.sync engines on the same GPU.
+void allow_wgmma(bool allowed);
+
+// wgmma switched off for a scope (tests).
+struct WgmmaOff {
+  WgmmaOff() { allow_wgmma(false); }
+  ~WgmmaOff() { allow_wgmma(true); }
+  WgmmaOff(const WgmmaOff&) = delete;
+  WgmmaOff& operator=(const WgmmaOff&) = delete;
+};
 
 }  // namespace oomlab::ops::detail

@@ -20,7 +20,7 @@
 #include "harness/device/device.hpp"
 #include "harness/memory/oom_error.hpp"
 #include "kernels/attention/attention.hpp"
-#include "kernels/attention/attention_cuda.hpp"
+#include "kernels/core/wgmma_device.hpp"
 
 namespace {
 
@@ -110,9 +110,9 @@ void BM_FusedAttention(benchmark::State& state, Passes passes) {
 
 // The same with the backward's wgmma kernel (Hopper, D = 64) switched off: mma.sync on this GPU.
 void BM_FusedAttentionMmaSync(benchmark::State& state, Passes passes) {
-  oomlab::ops::cuda::fused_attention_allow_wgmma(false);
+  oomlab::ops::detail::allow_wgmma(false);
   BM_FusedAttention(state, passes);
-  oomlab::ops::cuda::fused_attention_allow_wgmma(true);
+  oomlab::ops::detail::allow_wgmma(true);
 }
 
 // The naive path: probs (B, H, T, T) kept from forward to backward, plus the backward's

@@ -13,7 +13,7 @@
 #include "harness/device/device.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/attention/attention.hpp"
-#include "kernels/attention/attention_cuda.hpp"
+#include "kernels/core/wgmma_device.hpp"
 #include "kernels/attention/attention_reference.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
@@ -117,14 +117,9 @@ TEST(AttentionGpu, NaiveMatchesCpuReference) {
   }
 }
 
-// Switches the wgmma backward (Hopper, D = 64) off for its scope: the mma.sync kernel is what
-// every other GPU runs, so both are checked on the GPU that has both.
-struct WgmmaOff {
-  WgmmaOff() { cuda::fused_attention_allow_wgmma(false); }
-  ~WgmmaOff() { cuda::fused_attention_allow_wgmma(true); }
-  WgmmaOff(const WgmmaOff&) = delete;
-  WgmmaOff& operator=(const WgmmaOff&) = delete;
-};
+// The wgmma backward (Hopper, D = 64) switched off: the mma.sync kernel is what every other GPU
+// runs, so both are checked on the GPU that has both.
+using detail::WgmmaOff;
 
 void expect_fused_matches_cpu_reference(const char* engine) {
   Device device(DeviceKind::cuda, {});

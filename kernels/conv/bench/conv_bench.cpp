@@ -27,7 +27,7 @@
 #include "harness/device/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "kernels/conv/conv2d.hpp"
-#include "kernels/conv/conv2d_launch.hpp"
+#include "kernels/core/wgmma_device.hpp"
 #include "kernels/core/tensor.hpp"
 
 namespace {
@@ -259,9 +259,9 @@ void BM_conv2d_ours(benchmark::State& state) { run_ours_benchmark(state); }
 
 // Ours with wgmma off: the mma.sync engine on the same GPU (forward is the pass that differs).
 void BM_conv2d_ours_mma_sync(benchmark::State& state) {
-  oomlab::ops::detail::conv2d_allow_wgmma(false);
+  oomlab::ops::detail::allow_wgmma(false);
   run_ours_benchmark(state);
-  oomlab::ops::detail::conv2d_allow_wgmma(true);
+  oomlab::ops::detail::allow_wgmma(true);
 }
 
 #if OOMLAB_HAVE_CUDNN

@@ -12,7 +12,7 @@
 
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
-#include "kernels/conv/conv2d_launch.hpp"
+#include "kernels/core/wgmma_device.hpp"
 #include "kernels/conv/leaky_relu.hpp"
 #include "kernels/conv/tests/gpu_test_support.hpp"
 #include "kernels/testing/compare.hpp"
@@ -51,13 +51,7 @@ testing::Tolerance conv_tolerance(DType dtype, std::int64_t terms) {
 
 class Conv2dGpu : public ::testing::TestWithParam<ConvCase> {};
 
-// Switches conv2d's wgmma path off for its scope (detail::conv2d_allow_wgmma).
-struct WgmmaOff {
-  WgmmaOff() { detail::conv2d_allow_wgmma(false); }
-  ~WgmmaOff() { detail::conv2d_allow_wgmma(true); }
-  WgmmaOff(const WgmmaOff&) = delete;
-  WgmmaOff& operator=(const WgmmaOff&) = delete;
-};
+using detail::WgmmaOff;
 
 TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   OOMLAB_REQUIRE_GPU();
@@ -142,7 +136,7 @@ TEST_P(Conv2dGpu, EpilogueEqualsSeparateOpsBitwise) {
   Tensor activated = testing::random_tensor(cuda, c.x, c.dtype, 307);  // both signs
 
   for (bool wgmma : {true, false}) {
-    detail::conv2d_allow_wgmma(wgmma);
+    detail::allow_wgmma(wgmma);
     for (float slope : {0.0f, 0.2f}) {
       for (bool add : {false, true}) {
         const std::string what = std::string(wgmma ? "default engine" : "mma.sync") + " slope " +
@@ -172,7 +166,7 @@ TEST_P(Conv2dGpu, EpilogueEqualsSeparateOpsBitwise) {
       }
     }
   }
-  detail::conv2d_allow_wgmma(true);
+  detail::allow_wgmma(true);
 }
 
 std::vector<ConvCase> all_cases() {
