@@ -35,6 +35,7 @@
 #include "kernels/conv/implicit_gemm_sm90.cuh"
 #include "kernels/conv/index_map.cuh"
 #include "kernels/conv/reduce_kernels.cuh"
+#include "kernels/conv/wgrad_shifted_sm90.cuh"
 #include "kernels/conv/wgrad_small_channels.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/wgmma_device.hpp"
@@ -333,6 +334,19 @@ void launch_backward_weight_gemm(const Conv2dGeometry& g, const void* x, const v
                                                as_int(plan.rows_per_split), as_int(plan.splits), stream);
 }
 
+// 16-bit backward-weight by shifted windows on wgmma (wgrad_shifted_sm90.cuh) where it applies:
+// the partials it filled, else 0 (TF32 wgmma reads K-major operands only, so f32 never does).
+template <class T>
+int shifted_wgrad_if_it_applies(const Conv2dGeometry& g, const T* x, const T* dy, float* workspace, int max_splits,
+                                cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    return 0;
+  } else {
+    if (!device_runs_wgmma() || !shifted_wgrad_applies(g, x, dy)) return 0;
+    return launch_shifted_wgrad(g, x, dy, workspace, max_splits, stream);
+  }
+}
+
 }  // namespace
 
 void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w,
@@ -414,14 +428,17 @@ void conv2d_backward_weight_cuda(DType dtype, const Conv2dGeometry& g, const voi
     using T = decltype(zero);
     const cudaStream_t cuda_stream = as_cuda_stream(stream);
     const std::int64_t weights = g.k * g.r * g.s * g.c;
+    const T* x_t = static_cast<const T*>(x);
+    const T* dy_t = static_cast<const T*>(dy);
+    int written = as_int(plan.splits);  // partials filled
     if (small_channel_wgrad_applies(g)) {
-      const int written = launch_small_channel_wgrad(g, static_cast<const T*>(x), static_cast<const T*>(dy),
-                                                     workspace, as_int(plan.splits), cuda_stream);
-      launch_index_map(SumSplits<T>{workspace, written, weights, static_cast<T*>(dw)}, weights, cuda_stream);
+      written = launch_small_channel_wgrad(g, x_t, dy_t, workspace, written, cuda_stream);
+    } else if (const int shifted = shifted_wgrad_if_it_applies(g, x_t, dy_t, workspace, written, cuda_stream)) {
+      written = shifted;
     } else {
       launch_backward_weight_gemm<T>(g, x, dy, workspace, plan, cuda_stream);
-      launch_index_map(SumSplits<T>{workspace, plan.splits, weights, static_cast<T*>(dw)}, weights, cuda_stream);
     }
+    launch_index_map(SumSplits<T>{workspace, written, weights, static_cast<T*>(dw)}, weights, cuda_stream);
     if (dbias != nullptr) {
       launch_channel_sum(static_cast<const T*>(dy), g.n * g.p * g.q, g.k, 1.0f,
                          workspace + plan.weight_partial_floats, static_cast<T*>(dbias), cuda_stream);

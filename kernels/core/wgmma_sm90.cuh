@@ -139,6 +139,24 @@ __device__ __forceinline__ void wgmma_bf16_n32_mn_mn(float (&d)[16], std::uint64
 #endif
 }
 
+// d(64 x 64) += A(64 x 16) * B(16 x 64), bf16 or f16, both MN-major in shared memory (A along M,
+// B along N; conv backward-weight, whose reduction runs over pixels stored channel by channel).
+template <class T>
+__device__ __forceinline__ void wgmma_n64_mn_mn(float (&d)[32], std::uint64_t a, std::uint64_t b) {
+  const int scale_d = 1;
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "wgmma_n64_mn_mn: bf16 or f16");
+#if OOMLAB_WGMMA
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1", OOMLAB_WGMMA_D32);
+  } else {
+    OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1", OOMLAB_WGMMA_D32);
+  }
+#else
+  (void)d, (void)a, (void)b, (void)scale_d;
+  __trap();
+#endif
+}
+
 // d(64 x 64) (+)= A(64 x 16) * B(16 x 64), bf16, A in registers (mma.sync A fragments, see the
 // top), B MN-major in shared memory (attention's dV += P^T dO and dK += dS^T Q).
 __device__ __forceinline__ void wgmma_bf16_n64_rs_mn(float (&d)[32], const std::uint32_t (&a)[4],

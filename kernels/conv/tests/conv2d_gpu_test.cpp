@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <ostream>
+#include <string>
 
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
@@ -86,14 +87,16 @@ TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
   conv2d_backward_weight(gx, gdy, gdw, gdb, c.params);
   cuda.synchronize();
 
-  // The data passes again with wgmma off: on Hopper the default is wgmma, this is mma.sync.
+  // Every pass again with wgmma off: on Hopper the default is wgmma, this is mma.sync.
   Tensor gy_mma_sync = Tensor::empty(cuda, y_shape, c.dtype);
   Tensor gdx_mma_sync = Tensor::empty(cuda, c.x, c.dtype);
-  for (Tensor* t : {&gy_mma_sync, &gdx_mma_sync}) t->fill(std::nan(""));
+  Tensor gdw_mma_sync = Tensor::empty(cuda, c.w, c.dtype);
+  for (Tensor* t : {&gy_mma_sync, &gdx_mma_sync, &gdw_mma_sync}) t->fill(std::nan(""));
   {
     const WgmmaOff off;
     conv2d_forward(gx, gw, gbias, gy_mma_sync, c.params);
     conv2d_backward_data(gdy, gw, gdx_mma_sync, c.params);
+    conv2d_backward_weight(gx, gdy, gdw_mma_sync, Tensor{}, c.params);
     cuda.synchronize();
   }
 
@@ -113,6 +116,9 @@ TEST_P(Conv2dGpu, ImplicitGemmMatchesReference) {
       << c;
   EXPECT_TRUE(testing::all_close(gdw.to_host_f32(), dw_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, npq), "backward-weight dw"))
+      << c;
+  EXPECT_TRUE(testing::all_close(gdw_mma_sync.to_host_f32(), dw_ref.to_host_f32(),
+                                 conv_tolerance(c.dtype, npq), "backward-weight dw (mma.sync)"))
       << c;
   EXPECT_TRUE(testing::all_close(gdb.to_host_f32(), db_ref.to_host_f32(),
                                  conv_tolerance(c.dtype, npq), "backward-weight dbias"))
@@ -188,6 +194,14 @@ std::vector<ConvCase> all_cases() {
       {{{2, 19, 15, 64}, {128, 4, 4, 64}}, {2, 1}},   // the discriminator's 64 -> 128, vector path
       {{{1, 11, 10, 16}, {24, 3, 3, 16}}, {3, 1}},    // stride 3: one tap per phase and dim
       {{{2, 9, 7, 8}, {8, 1, 1, 8}}, {2, 0}},         // 1x1 stride 2: three phases without taps
+      // 16-bit backward-weight by shifted windows on Hopper (stride 1, <= 3 taps a row, 64-channel
+      // multiples): 64-pixel segments with tails, several channel chunks on both sides, padding
+      // rows and columns, kernels of 1-3 taps a row.
+      {{{3, 7, 70, 128}, {192, 3, 3, 128}}, {1, 1}},  // 2 segments (the second of 6), 3 x 2 chunks
+      {{{1, 6, 9, 64}, {64, 3, 3, 64}}, {1, 2}},      // padding 2: dy larger than x
+      {{{1, 9, 5, 64}, {64, 1, 3, 64}}, {1, 1}},      // one kernel row, whole padding rows of dy
+      {{{2, 10, 67, 64}, {128, 2, 2, 64}}, {1, 0}},   // 2x2, q = 66: a 2-pixel second segment
+      {{{1, 5, 130, 64}, {64, 1, 1, 64}}, {1, 0}},    // 1x1: 3 segments
   };
   std::vector<ConvCase> cases;
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
@@ -201,28 +215,32 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu, ::testing::ValuesIn(all_cases()));
 TEST(Conv2dGpuLarge, BackwardWeightWithManySplitsIsDeterministic) {
   OOMLAB_REQUIRE_GPU();
   // 4 x 64 x 64 pixels: backward-weight splits the 16384-row reduction; two runs give the same
-  // bits (fixed partitions, no atomics), and the result matches the reference.
+  // bits (fixed partitions, no atomics), and the result matches the reference. 32 channels run
+  // the implicit GEMM, 64 (on Hopper) the shifted windows.
   Device host(DeviceKind::host, {});
   Device cuda(DeviceKind::cuda, {});
-  const Shape x_shape{4, 64, 64, 32}, w_shape{32, 3, 3, 32};
-  const Shape y_shape = conv2d_output_shape(x_shape, w_shape, {1, 1});
-  Tensor x = testing::random_tensor(host, x_shape, DType::bf16, 7);
-  Tensor dy = testing::random_tensor(host, y_shape, DType::bf16, 8);
-  Tensor dw_ref = Tensor::empty(host, w_shape, DType::bf16);
-  Tensor db_ref = Tensor::empty(host, {32}, DType::bf16);
-  conv2d_backward_weight(x, dy, dw_ref, db_ref, {1, 1});
+  for (std::int64_t channels : {32, 64}) {
+    const Shape x_shape{4, 64, 64, channels}, w_shape{channels, 3, 3, channels};
+    const Shape y_shape = conv2d_output_shape(x_shape, w_shape, {1, 1});
+    Tensor x = testing::random_tensor(host, x_shape, DType::bf16, 7);
+    Tensor dy = testing::random_tensor(host, y_shape, DType::bf16, 8);
+    Tensor dw_ref = Tensor::empty(host, w_shape, DType::bf16);
+    Tensor db_ref = Tensor::empty(host, {channels}, DType::bf16);
+    conv2d_backward_weight(x, dy, dw_ref, db_ref, {1, 1});
 
-  Tensor gx = testing::copy_to(cuda, x), gdy = testing::copy_to(cuda, dy);
-  Tensor dw1 = Tensor::empty(cuda, w_shape, DType::bf16), dw2 = Tensor::empty(cuda, w_shape, DType::bf16);
-  Tensor db1 = Tensor::empty(cuda, {32}, DType::bf16), db2 = Tensor::empty(cuda, {32}, DType::bf16);
-  conv2d_backward_weight(gx, gdy, dw1, db1, {1, 1});
-  conv2d_backward_weight(gx, gdy, dw2, db2, {1, 1});
-  EXPECT_EQ(dw1.to_host_f32(), dw2.to_host_f32());
-  EXPECT_EQ(db1.to_host_f32(), db2.to_host_f32());
-  EXPECT_TRUE(testing::all_close(dw1.to_host_f32(), dw_ref.to_host_f32(),
-                                 conv_tolerance(DType::bf16, 16384), "dw bf16 (4,64,64,32)"));
-  EXPECT_TRUE(testing::all_close(db1.to_host_f32(), db_ref.to_host_f32(),
-                                 conv_tolerance(DType::bf16, 16384), "dbias bf16 (4,64,64,32)"));
+    Tensor gx = testing::copy_to(cuda, x), gdy = testing::copy_to(cuda, dy);
+    Tensor dw1 = Tensor::empty(cuda, w_shape, DType::bf16), dw2 = Tensor::empty(cuda, w_shape, DType::bf16);
+    Tensor db1 = Tensor::empty(cuda, {channels}, DType::bf16), db2 = Tensor::empty(cuda, {channels}, DType::bf16);
+    conv2d_backward_weight(gx, gdy, dw1, db1, {1, 1});
+    conv2d_backward_weight(gx, gdy, dw2, db2, {1, 1});
+    const std::string what = " bf16 " + shape_string(x_shape);
+    EXPECT_EQ(dw1.to_host_f32(), dw2.to_host_f32()) << what;
+    EXPECT_EQ(db1.to_host_f32(), db2.to_host_f32()) << what;
+    EXPECT_TRUE(testing::all_close(dw1.to_host_f32(), dw_ref.to_host_f32(), conv_tolerance(DType::bf16, 16384),
+                                   "dw" + what));
+    EXPECT_TRUE(testing::all_close(db1.to_host_f32(), db_ref.to_host_f32(), conv_tolerance(DType::bf16, 16384),
+                                   "dbias" + what));
+  }
 }
 
 // Backward-weight with <= 4 channels on one side skips the GEMM (wgrad_small_channels.cuh): the
