@@ -13,13 +13,18 @@
 // which the hardware applies to the address, so a start s lines into a 1024-byte group reads the
 // shifted rows correctly.
 //
-// Grid: x = split (a fixed range of dy rows (n, p), every segment of each), y = kernel row r,
-// z = (64-channel chunk of k, 64-channel chunk of c). Block: one warpgroup with S accumulators of
-// 64 (k) x 64 (c). Ring of stages (dy segment + x segment) filled by cp.async two steps ahead of
-// the wgmma, one step of wgmma in flight behind it (as implicit_gemm_sm90.cuh). Each block writes
-// its own taps of its split's f32 partial ([split][k][r][s][c], the GEMM path's layout), summed
-// in split order afterwards: deterministic, no atomics.
+// Grid: x = split (a fixed range of dy rows (n, p), every segment of each) x cluster rank,
+// y = kernel row r, z = (64-channel chunk of k, 64-channel chunk of c). Block: one warpgroup with
+// S accumulators of 64 (k) x 64 (c). Ring of stages (dy segment + x segment) filled by cp.async
+// two steps ahead of the wgmma, one step of wgmma in flight behind it (as implicit_gemm_sm90.cuh).
+// The partials are few (conv2d_launch.hpp's plan, the same on every device), so where splits x
+// kernel rows x chunks would leave SMs idle, a split's steps are shared by a cluster of 2 or 4
+// blocks, whose sums rank 0 adds in rank order through distributed shared memory. Rank 0 writes
+// its taps of its split's f32 partial ([split][k][r][s][c], the GEMM path's layout), summed in
+// split order afterwards: no atomics, the same bits on every run on one GPU model (the cluster
+// size follows the SM count).
 #pragma once
+#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -39,6 +44,7 @@ constexpr int kShiftedWgradPixels = 64;    // dy pixels per segment (4 wgmma k-s
 constexpr int kShiftedWgradThreads = 128;  // one warpgroup
 constexpr int kShiftedWgradStages = 4;
 constexpr int kShiftedWgradMaxS = 3;       // S accumulators of 32 registers a thread
+constexpr int kShiftedWgradMaxCluster = 4;
 
 template <class T>
 struct ShiftedWgrad {
@@ -58,6 +64,9 @@ constexpr int kShiftedWgradDyBytes = kShiftedWgradPixels * 128;
 constexpr int kShiftedWgradXBytes = (kShiftedWgradPixels + 8) * 128;
 constexpr int kShiftedWgradStageBytes = kShiftedWgradDyBytes + kShiftedWgradXBytes;
 constexpr std::size_t kShiftedWgradSharedBytes = std::size_t{kShiftedWgradStageBytes} * kShiftedWgradStages + 1024;
+static_assert(kShiftedWgradMaxS * 32 * kShiftedWgradThreads * sizeof(float) <=
+                  std::size_t{kShiftedWgradStageBytes} * kShiftedWgradStages,
+              "a cluster rank's sums fit in its ring");
 
 // 16-byte chunk `chunk` of line `line` in a 128-byte-swizzled tile (1024-byte aligned).
 __device__ __forceinline__ int swizzled_chunk_offset(int line, int chunk) {
@@ -71,19 +80,25 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
   constexpr int kXLines = kShiftedWgradPixels + S - 1;
   constexpr int kAhead = kShiftedWgradStages - 2;
 
-  const int split = blockIdx.x, r = blockIdx.y;
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int ranks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+  const int split = blockIdx.x / ranks, r = blockIdx.y;
   const int k_chunks = params.K / kShiftedWgradChannels;
   const int k0 = blockIdx.z % k_chunks * kShiftedWgradChannels;
   const int c0 = blockIdx.z / k_chunks * kShiftedWgradChannels;
   const int row_begin = split * params.rows_per_split;
   const int row_end = min(row_begin + params.rows_per_split, params.rows);
-  const int steps = (row_end - row_begin) * params.segments;
+  const int split_steps = (row_end - row_begin) * params.segments;
+  const int step_begin = split_steps * rank / ranks;  // this rank's share of the split
+  const int steps = split_steps * (rank + 1) / ranks - step_begin;
 
-  // Step t: dy row row_begin + t / segments, segment t % segments, and the x row kernel row r meets.
+  // Step t: the split's step i = step_begin + t, i.e. dy row row_begin + i / segments, segment
+  // i % segments, and the x row kernel row r meets.
   auto load_step = [&](int t) {
     unsigned char* stage = stages + (t % kShiftedWgradStages) * kShiftedWgradStageBytes;
-    const int row = row_begin + t / params.segments;
-    const int q0 = t % params.segments * kShiftedWgradPixels;
+    const int row = row_begin + (step_begin + t) / params.segments;
+    const int q0 = (step_begin + t) % params.segments * kShiftedWgradPixels;
     const int n = row / params.P, p = row % params.P;
     const int h = p + r - params.pad;
     const T* dy_row = params.dy + (static_cast<std::int64_t>(row) * params.Q) * params.K + k0;
@@ -136,6 +151,28 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
   }
   wgmma_wait<0>();
   cp_async_wait<0>();
+  if (ranks > 1) {  // ranks > 0 publish their sums in their stages, rank 0 adds them in rank order
+    float* sums = reinterpret_cast<float*>(stages);  // S x 32 x 128 floats: within the ring
+    __syncthreads();  // every warp's wgmma is done with the stages
+    if (rank != 0) {
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+#pragma unroll
+        for (int i = 0; i < 32; ++i) sums[(s * 32 + i) * kShiftedWgradThreads + threadIdx.x] = acc[s][i];
+    }
+    cluster.sync();
+    if (rank == 0) {
+      for (int other = 1; other < ranks; ++other) {
+        const float* theirs = cluster.map_shared_rank(sums, other);
+#pragma unroll
+        for (int s = 0; s < S; ++s)
+#pragma unroll
+          for (int i = 0; i < 32; ++i) acc[s][i] += theirs[(s * 32 + i) * kShiftedWgradThreads + threadIdx.x];
+      }
+    }
+    cluster.sync();  // the other ranks' shared memory stays until rank 0 has read it
+    if (rank != 0) return;
+  }
 
   // Accumulator d[4j + e] of warp w, lane (g, t): k = 16w + g + 8 (e / 2), c = 8j + 2t + e % 2.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -178,11 +215,31 @@ int launch_shifted_wgrad(const Conv2dGeometry& g, const T* x, const T* dy, float
   const std::int64_t chunk_pairs = (g.k / kShiftedWgradChannels) * (g.c / kShiftedWgradChannels);
   OOMLAB_CHECK(chunk_pairs <= 65535 && g.r <= 65535, "conv2d_backward_weight: grid too large for k " << g.k
                                                                                                    << " c " << g.c);
-  const dim3 grid(splits, static_cast<unsigned>(g.r), static_cast<unsigned>(chunk_pairs));
+  // Clusters of 2 or 4 where one block per split would give fewer than two blocks per SM (the
+  // kernel runs 3 per SM): 64 -> 64 3x3 has 64 splits x 3 rows = 192 blocks for 132 SMs.
+  int device = 0, sms = 0;
+  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t blocks = splits * g.r * chunk_pairs;
+  int cluster = 1;
+  while (cluster < kShiftedWgradMaxCluster && blocks * cluster < 2 * sms) cluster *= 2;
+
+  cudaLaunchAttribute cluster_shape{};
+  cluster_shape.id = cudaLaunchAttributeClusterDimension;
+  cluster_shape.val.clusterDim.x = static_cast<unsigned>(cluster);
+  cluster_shape.val.clusterDim.y = 1;
+  cluster_shape.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(splits * cluster), static_cast<unsigned>(g.r),
+                        static_cast<unsigned>(chunk_pairs));
+  config.blockDim = dim3(kShiftedWgradThreads);
+  config.dynamicSmemBytes = kShiftedWgradSharedBytes;
+  config.stream = stream;
+  config.attrs = &cluster_shape;
+  config.numAttrs = 1;
   const auto launch = [&](auto kernel) {
     allow_shared_bytes(kernel, kShiftedWgradSharedBytes);
-    kernel<<<grid, kShiftedWgradThreads, kShiftedWgradSharedBytes, stream>>>(params);
-    OOMLAB_CUDA_CHECK_LAUNCH();
+    OOMLAB_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, params));
   };
   if (g.s == 1) {
     launch(shifted_wgrad_kernel<T, 1>);

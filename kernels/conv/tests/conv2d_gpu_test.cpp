@@ -243,6 +243,28 @@ TEST(Conv2dGpuLarge, BackwardWeightWithManySplitsIsDeterministic) {
   }
 }
 
+TEST(Conv2dGpuLarge, ShiftedBackwardWeightOnManyBlocksMatchesMmaSync) {
+  OOMLAB_REQUIRE_GPU();
+  // 128 -> 256 channels over 4 x 64 x 64 pixels: enough blocks (29 splits x 3 kernel rows x 8
+  // chunk pairs) that the shifted-window kernel runs without clusters (the small shapes above run
+  // clusters of 2 and 4); checked against the mma.sync engine (the CPU reference would take
+  // minutes here).
+  Device host(DeviceKind::host, {});
+  Device cuda(DeviceKind::cuda, {});
+  const Shape x_shape{4, 64, 64, 128}, w_shape{256, 3, 3, 128};
+  const Shape y_shape = conv2d_output_shape(x_shape, w_shape, {1, 1});
+  Tensor gx = testing::copy_to(cuda, testing::random_tensor(host, x_shape, DType::bf16, 9));
+  Tensor gdy = testing::copy_to(cuda, testing::random_tensor(host, y_shape, DType::bf16, 10));
+  Tensor dw = Tensor::empty(cuda, w_shape, DType::bf16), dw_mma_sync = Tensor::empty(cuda, w_shape, DType::bf16);
+  conv2d_backward_weight(gx, gdy, dw, Tensor{}, {1, 1});
+  {
+    const WgmmaOff off;
+    conv2d_backward_weight(gx, gdy, dw_mma_sync, Tensor{}, {1, 1});
+  }
+  EXPECT_TRUE(testing::all_close(dw.to_host_f32(), dw_mma_sync.to_host_f32(), conv_tolerance(DType::bf16, 16384),
+                                 "dw bf16 (4,64,64,128) -> 256 against mma.sync"));
+}
+
 // Backward-weight with <= 4 channels on one side skips the GEMM (wgrad_small_channels.cuh): the
 // narrow side is c (x) when c <= 4, else k (dy, staged dilated for stride > 1). Cases: each
 // narrow count 1-4, narrow c and narrow k at stride 1 and 2, 1x1/3x3/4x4/5x5, odd images
