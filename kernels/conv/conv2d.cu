@@ -29,6 +29,7 @@
 
 #include "kernels/conv/conv2d_launch.hpp"
 #include "kernels/conv/conv_epilogue.cuh"
+#include "kernels/conv/conv_shifted_sm90.cuh"
 #include "kernels/conv/direct_narrow.hpp"
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/conv/implicit_gemm.cuh"
@@ -334,6 +335,33 @@ void launch_backward_weight_gemm(const Conv2dGeometry& g, const void* x, const v
                                                as_int(plan.rows_per_split), as_int(plan.splits), stream);
 }
 
+// 16-bit forward-shaped convolution by shifted windows on wgmma (conv_shifted_sm90.cuh): x has 64
+// channels, w is (out, 3, 3, 64) (flip: read at the mirrored tap), y (n, p, q, out). Whether it ran
+// (TF32 is not taken: the kernel was tuned and tested for 16-bit only).
+template <class T>
+bool shifted_conv_if_it_applies(const Conv2dGeometry& in, std::int64_t out_channels, int pad, bool flip,
+                                std::int64_t p, std::int64_t q, const void* x, const void* w, const void* bias,
+                                void* y, const EpilogueArgs& epilogue, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    return false;
+  } else {
+    if (!device_runs_wgmma() ||
+        !shifted_conv_applies(as_int(in.r), as_int(in.s), in.stride, pad, in.c, out_channels, x, w, y, epilogue)) {
+      return false;
+    }
+    ShiftedConv<T> params{};
+    params.x = static_cast<const T*>(x), params.w = static_cast<const T*>(w);
+    params.bias = static_cast<const T*>(bias), params.y = static_cast<T*>(y);
+    params.epilogue = OutputEpilogue<T>::make(epilogue);
+    params.H = as_int(in.h), params.W = as_int(in.w), params.P = as_int(p), params.Q = as_int(q);
+    params.K = as_int(out_channels), params.pad = pad, params.flip = flip;
+    params.segments = as_int((q + kShiftedConvPixels - 1) / kShiftedConvPixels);
+    params.items = as_int(in.n * p) * params.segments;
+    launch_shifted_conv(params, stream);
+    return true;
+  }
+}
+
 // 16-bit backward-weight by shifted windows on wgmma (wgrad_shifted_sm90.cuh) where it applies:
 // the partials it filled, else 0 (TF32 wgmma reads K-major operands only, so f32 never does).
 template <class T>
@@ -358,6 +386,9 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
   }
   dispatch_float(dtype, "conv2d_forward", [&](auto zero) {
     using T = decltype(zero);
+    if (shifted_conv_if_it_applies<T>(g, g.k, g.pad, false, g.p, g.q, x, w, bias, y, epilogue, as_cuda_stream(stream))) {
+      return;
+    }
     ForwardGemm<T> view{};
     view.a = static_cast<const T*>(x);
     view.b = static_cast<const T*>(w);
@@ -387,6 +418,13 @@ void conv2d_backward_data_cuda(DType dtype, const Conv2dGeometry& g, const void*
     T* w_t = static_cast<T*>(w_transposed);
     launch_index_map(TransposeWeights<T>{static_cast<const T*>(w), w_t, g.k, g.r * g.s, g.c},
                      g.k * g.r * g.s * g.c, cuda_stream);
+    // Stride 1: dx = dy convolved with w_t's taps mirrored, padding r - 1 - pad.
+    Conv2dGeometry dy_as_input = g;
+    dy_as_input.h = g.p, dy_as_input.w = g.q, dy_as_input.c = g.k;
+    if (shifted_conv_if_it_applies<T>(dy_as_input, g.c, as_int(g.r) - 1 - g.pad, true, g.h, g.w, dy, w_t, nullptr, dx,
+                                      epilogue, cuda_stream)) {
+      return;
+    }
     const int stride = g.stride;
     // Count of i in [0, extent) with i = first (mod stride).
     auto phase_count = [stride](std::int64_t extent, int first) {

@@ -2,8 +2,8 @@
 // CPU reference on seeded random data, for f32, bf16 and f16 and shapes that exercise every path:
 // odd channel counts (element-wise gathers), multiples of 8 (16-byte cp.async), every tile
 // shape (narrow 8/16-wide, 64-wide, 128x128), tails of every tile dim, 3x3 and 4x4, stride 1
-// and 2, padding 0-2; forward and backward-data on both engines where Hopper's wgmma applies
-// (wgmma and mma.sync), and their fused epilogues against the separate ops.
+// and 2, padding 0-2; every pass on both engines where Hopper's wgmma applies (wgmma, including
+// the shifted-window kernels, and mma.sync), and the fused epilogues against the separate ops.
 // Backward-weight with <= 4 channels on one side has its own suite below.
 #include <gtest/gtest.h>
 
@@ -202,6 +202,10 @@ std::vector<ConvCase> all_cases() {
       {{{1, 9, 5, 64}, {64, 1, 3, 64}}, {1, 1}},      // one kernel row, whole padding rows of dy
       {{{2, 10, 67, 64}, {128, 2, 2, 64}}, {1, 0}},   // 2x2, q = 66: a 2-pixel second segment
       {{{1, 5, 130, 64}, {64, 1, 1, 64}}, {1, 0}},    // 1x1: 3 segments
+      // 16-bit forward / backward-data by shifted windows on Hopper (3x3 stride 1, 64 input
+      // channels; the first shapes above take it too): segments with tails, several output chunks.
+      {{{2, 5, 131, 64}, {128, 3, 3, 64}}, {1, 0}},   // forward: q = 129, 3 segments, 2 chunks
+      {{{1, 7, 70, 192}, {64, 3, 3, 192}}, {1, 0}},   // backward-data: padding 2, 3 chunks of dx
   };
   std::vector<ConvCase> cases;
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
