@@ -17,6 +17,10 @@
 // staged tiles; exact f32 products, also for f32 tensors).
 //
 // Engines and tile shapes (every dtype on tensor cores, f32 as TF32):
+//   16-bit on Hopper, stride 1, by shifted windows (no gathers: staged input rows read at an
+//   offset per tap): forward and backward-data of 3x3 convs with 64 channels in and out
+//   (conv_shifted_sm90.cuh); backward-weight with <= 3 taps a kernel row and 64-channel
+//   multiples (wgrad_shifted_sm90.cuh).
 //   forward and backward-data with N >= 64 and 16-byte gathers of both operands on Hopper: wgmma
 //   (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:

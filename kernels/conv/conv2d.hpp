@@ -14,12 +14,14 @@
 //
 // CUDA implementation: implicit GEMM (no im2col buffer; operand tiles are gathered from the
 // activations into shared memory on the fly, a 3-4 stage cp.async pipeline, f32 accumulation):
-// on tensor cores by ldmatrix + mma.sync, or on Hopper by wgmma. f32 runs on TF32
+// on tensor cores by ldmatrix + mma.sync, or on Hopper by wgmma (16-bit stride-1 convs by shifted
+// windows instead: staged input rows read at an offset per tap). f32 runs on TF32
 // tensor cores (operands cut to a 10-bit mantissa: the low 13 bits ignored, as Hopper's tensor
 // cores do for cuDNN's and PyTorch's default f32 convolutions), so f32 results on cuda differ
 // from the host's exact f32 by ~1e-3 relative. With <= 4 channels on one side (the RGB convs)
 // every pass runs as f32 FMAs instead (direct_narrow.cuh, wgrad_small_channels.cuh): exact f32
-// products. Results are deterministic (no atomics).
+// products. Results are deterministic (no atomics): the same bits on every run on one GPU model
+// (Hopper's 16-bit backward-weight shares its reduction among as many blocks as the SM count asks).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,5 @@
-// conv2d forward and backward-data for 16-bit 3x3 stride-1 convolutions whose input has 64
-// channels (the SR-GAN's residual convs, and the 64 -> 256 upsampling conv's forward), on Hopper's
-// wgmma, by shifted windows instead of gathered taps.
+// conv2d forward and backward-data for 16-bit 3x3 stride-1 convolutions with 64 channels in and
+// out (the SR-GAN's residual convs), on Hopper's wgmma, by shifted windows instead of gathered taps.
 //
 // Why: the implicit GEMM (implicit_gemm_sm90.cuh) gathers a 128 x 64 tile of input taps per
 // k-tile and reloads the weights in every block: ~1.7 KB of L2 traffic per output pixel for
@@ -155,15 +154,17 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
 }
 
 // Whether the shifted-window kernel takes a forward-shaped convolution (the caller checks the
-// dtype and device_runs_wgmma()): 3x3, stride 1, padding <= 2, 64 input channels, output channels
-// a multiple of 64, 16-byte aligned input and weights, 4-byte aligned output and epilogue tensors
-// (the stores write channel pairs).
+// dtype and device_runs_wgmma()): 3x3, stride 1, padding <= 2, 64 input and 64 output channels,
+// 16-byte aligned input and weights, 4-byte aligned output and epilogue tensors (the stores write
+// channel pairs). The kernel computes any number of 64-channel output chunks, but with more than
+// one each chunk's blocks stage the input rows again: 64 -> 256 at 512x512 ran its forward in
+// 0.875 ms here against 0.843 on the implicit GEMM (H200), so only one chunk is taken.
 inline bool shifted_conv_applies(int r, int s, int stride, int pad, std::int64_t in_channels,
                                  std::int64_t out_channels, const void* x, const void* w, const void* y,
                                  const EpilogueArgs& epilogue) {
   const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
   return r == kShiftedConvTaps && s == kShiftedConvTaps && stride == 1 && pad >= 0 && pad <= 2 &&
-         in_channels == kShiftedConvChannels && out_channels % kShiftedConvChannels == 0 && aligned(x, 16) &&
+         in_channels == kShiftedConvChannels && out_channels == kShiftedConvChannels && aligned(x, 16) &&
          aligned(w, 16) && aligned(y, 4) && aligned(epilogue.addend, 4) && aligned(epilogue.activation_output, 4);
 }
 

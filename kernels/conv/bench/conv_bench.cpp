@@ -257,7 +257,8 @@ void run_ours_benchmark(benchmark::State& state) {
 // Ours as the library runs it (forward on wgmma on Hopper).
 void BM_conv2d_ours(benchmark::State& state) { run_ours_benchmark(state); }
 
-// Ours with wgmma off: the mma.sync engine on the same GPU (forward is the pass that differs).
+// Ours with wgmma off: the mma.sync engine on the same GPU (every 16-bit pass differs; f32's
+// backward-weight is mma.sync either way).
 void BM_conv2d_ours_mma_sync(benchmark::State& state) {
   oomlab::ops::detail::allow_wgmma(false);
   run_ours_benchmark(state);
