@@ -20,6 +20,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "harness/device/cuda_check.hpp"
