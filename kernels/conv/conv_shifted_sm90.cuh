@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
     const int source_tap = params.flip ? kShiftedConvTaps * kShiftedConvTaps - 1 - tap : tap;
     const T* from = params.w + (static_cast<std::int64_t>(k0 + line) * kShiftedConvTaps * kShiftedConvTaps + source_tap) *
                                    kShiftedConvChannels + chunk * 8;
-    cp_async_16(weights + tap * kShiftedConvChannels * 128 + line * 128 + ((chunk ^ (line % 8)) * 16), from, true);
+    cp_async_16(weights + tap * kShiftedConvChannels * 128 + swizzled_chunk_offset(line, chunk), from, true);
   }
   cp_async_commit();
 
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
       const bool valid = static_cast<unsigned>(h) < static_cast<unsigned>(params.H) &&
                          static_cast<unsigned>(w) < static_cast<unsigned>(params.W);
       const T* from = params.x + ((static_cast<std::int64_t>(n) * params.H + h) * params.W + w) * kShiftedConvChannels + chunk * 8;
-      cp_async_16(stage + line * 128 + ((chunk ^ (line % 8)) * 16), valid ? from : params.x, valid);
+      cp_async_16(stage + swizzled_chunk_offset(line, chunk), valid ? from : params.x, valid);
     }
   };
 #pragma unroll
@@ -163,17 +163,15 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
 inline bool shifted_conv_applies(int r, int s, int stride, int pad, std::int64_t in_channels,
                                  std::int64_t out_channels, const void* x, const void* w, const void* y,
                                  const EpilogueArgs& epilogue) {
-  const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+  const auto aligned4 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 4 == 0; };
   return r == kShiftedConvTaps && s == kShiftedConvTaps && stride == 1 && pad >= 0 && pad <= 2 &&
-         in_channels == kShiftedConvChannels && out_channels == kShiftedConvChannels && aligned(x, 16) &&
-         aligned(w, 16) && aligned(y, 4) && aligned(epilogue.addend, 4) && aligned(epilogue.activation_output, 4);
+         in_channels == kShiftedConvChannels && out_channels == kShiftedConvChannels && aligned16({x, w}) &&
+         aligned4(y) && aligned4(epilogue.addend) && aligned4(epilogue.activation_output);
 }
 
 template <class T>
 void launch_shifted_conv(const ShiftedConv<T>& params, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
-  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_sm_count();
   const int chunks = params.K / kShiftedConvChannels;
   OOMLAB_CHECK(chunks <= 65535, "conv2d: too many output channels " << params.K);
   // One block per SM over all chunks, at least one per chunk, no more than items need.

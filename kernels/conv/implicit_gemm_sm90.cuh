@@ -12,7 +12,7 @@
 // wgmma's 128-byte swizzle: BK = 128 bytes of k (32 f32, 64 bf16/f16) per k-tile. Both operands
 // must run along Kd (TF32 wgmma reads K-major tiles only; backward-data transposes its weights
 // before the launch: one small pass instead of a shared-memory transpose in every k-tile).
-// Ring: tile t in stage t % Stages; Stages - 2 tiles of copies in flight ahead of the math and
+// Ring (copy_ring_sm90.cuh): tile t in stage t % Stages; Stages - 2 tiles of copies in flight ahead of the math and
 // one k-tile of wgmma in flight behind it, so the stage being refilled was read two k-tiles ago.
 // Epilogue: accumulators -> staged output tile -> 16-byte stores (implicit_gemm.cuh).
 #pragma once
@@ -23,6 +23,7 @@
 
 #include "harness/device/cuda_check.hpp"
 #include "kernels/conv/implicit_gemm.cuh"
+#include "kernels/core/copy_ring_sm90.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
 
 namespace oomlab::ops::detail {
@@ -97,17 +98,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
 #pragma unroll
   for (int i = 0; i < Cfg::BN / 2; ++i) acc[i] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < kAhead; ++s) {
-    if (s < k_tiles) load_stage(s);
-    cp_async_commit();
-  }
-  for (int t = 0; t < k_tiles; ++t) {
-    cp_async_wait<kAhead - 1>();
-    fence_shared_for_wgmma();  // this thread's copies of tile t, visible to the tensor cores
-    __syncthreads();           // everyone's; and every warpgroup's wgmma of tile t - 2 is done
-    if (t + kAhead < k_tiles) load_stage(t + kAhead);  // into tile t - 2's stage
-    cp_async_commit();
+  run_copy_ring<kAhead>(k_tiles, load_stage, [&](int t) {
     const T* stage = stages + (t % Cfg::Stages) * kStageElements;
     const T* b_tile = stage + ATile::kElements;
     const unsigned a_at = shared_address(stage + warpgroup * 64 * Cfg::BK);
@@ -119,7 +110,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
     }
     wgmma_commit();
     wgmma_wait<1>();
-  }
+  });
   wgmma_wait<0>();
   cp_async_wait<0>();
   __syncthreads();  // the stages are free for the output tile

@@ -16,7 +16,7 @@
 // Grid: x = split (a fixed range of dy rows (n, p), every segment of each) x cluster rank,
 // y = kernel row r, z = (64-channel chunk of k, 64-channel chunk of c). Block: one warpgroup with
 // S accumulators of 64 (k) x 64 (c). Ring of stages (dy segment + x segment) filled by cp.async
-// two steps ahead of the wgmma, one step of wgmma in flight behind it (as implicit_gemm_sm90.cuh).
+// two steps ahead of the wgmma, one step of wgmma in flight behind it (copy_ring_sm90.cuh).
 // The partials are few (conv2d_launch.hpp's plan, the same on every device), so where splits x
 // kernel rows x chunks would leave SMs idle, a split's steps are shared by a cluster of 2 or 4
 // blocks, whose sums rank 0 adds in rank order through distributed shared memory. Rank 0 writes
@@ -33,6 +33,8 @@
 #include "harness/device/cuda_check.hpp"
 #include "kernels/conv/conv2d_launch.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/copy_ring_sm90.cuh"
+#include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
@@ -67,11 +69,6 @@ constexpr std::size_t kShiftedWgradSharedBytes = std::size_t{kShiftedWgradStageB
 static_assert(kShiftedWgradMaxS * 32 * kShiftedWgradThreads * sizeof(float) <=
                   std::size_t{kShiftedWgradStageBytes} * kShiftedWgradStages,
               "a cluster rank's sums fit in its ring");
-
-// 16-byte chunk `chunk` of line `line` in a 128-byte-swizzled tile (1024-byte aligned).
-__device__ __forceinline__ int swizzled_chunk_offset(int line, int chunk) {
-  return line * 128 + ((chunk ^ (line % 8)) * 16);
-}
 
 template <class T, int S>
 __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(ShiftedWgrad<T> params) {
@@ -125,17 +122,7 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
 #pragma unroll
     for (int i = 0; i < 32; ++i) acc[s][i] = 0.0f;
 
-#pragma unroll
-  for (int t = 0; t < kAhead; ++t) {
-    if (t < steps) load_step(t);
-    cp_async_commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    cp_async_wait<kAhead - 1>();
-    fence_shared_for_wgmma();  // this thread's copies of step t, visible to the tensor cores
-    __syncthreads();           // everyone's; and step t - 2's wgmma (which read the stage refilled next) is done
-    if (t + kAhead < steps) load_step(t + kAhead);
-    cp_async_commit();
+  run_copy_ring<kAhead>(steps, load_step, [&](int t) {
     const unsigned dy_at = shared_address(stages + (t % kShiftedWgradStages) * kShiftedWgradStageBytes);
     const unsigned x_at = dy_at + kShiftedWgradDyBytes;
     wgmma_fence();
@@ -148,7 +135,7 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
     }
     wgmma_commit();
     wgmma_wait<1>();
-  }
+  });
   wgmma_wait<0>();
   cp_async_wait<0>();
   if (ranks > 1) {  // ranks > 0 publish their sums in their stages, rank 0 adds them in rank order
@@ -193,9 +180,8 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
 // device_runs_wgmma()): stride 1, at most 3 taps per kernel row, 64-channel multiples, 16-byte
 // aligned tensors.
 inline bool shifted_wgrad_applies(const Conv2dGeometry& g, const void* x, const void* dy) {
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   return g.stride == 1 && g.s <= kShiftedWgradMaxS && g.c % kShiftedWgradChannels == 0 &&
-         g.k % kShiftedWgradChannels == 0 && aligned(x) && aligned(dy);
+         g.k % kShiftedWgradChannels == 0 && aligned16({x, dy});
 }
 
 // Fills partials [0, returned count), at most max_splits of them (dy rows shared out evenly).
@@ -217,9 +203,7 @@ int launch_shifted_wgrad(const Conv2dGeometry& g, const T* x, const T* dy, float
                                                                                                    << " c " << g.c);
   // Clusters of 2 or 4 where one block per split would give fewer than two blocks per SM (the
   // kernel runs 3 per SM): 64 -> 64 3x3 has 64 splits x 3 rows = 192 blocks for 132 SMs.
-  int device = 0, sms = 0;
-  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
-  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_sm_count();
   const std::int64_t blocks = splits * g.r * chunk_pairs;
   int cluster = 1;
   while (cluster < kShiftedWgradMaxCluster && blocks * cluster < 2 * sms) cluster *= 2;

@@ -23,4 +23,12 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
                                          static_cast<int>(bytes)));
 }
 
+// Streaming multiprocessors of the current device (grid sizes that fill the GPU).
+inline int current_device_sm_count() {
+  int device = 0, sms = 0;
+  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace oomlab

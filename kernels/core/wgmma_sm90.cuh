@@ -42,6 +42,12 @@ __device__ __forceinline__ std::uint64_t wgmma_descriptor(unsigned at) {
          ((kStrideBytes >> 4) << 32) | (kSwizzle128 << 62);
 }
 
+// Byte offset of 16-byte chunk `chunk` of 128-byte line `line` in a 128-byte-swizzled tile
+// (1024-byte aligned; the line counted from the tile's start).
+__device__ __forceinline__ int swizzled_chunk_offset(int line, int chunk) {
+  return line * 128 + ((chunk ^ (line % 8)) * 16);
+}
+
 // Orders this thread's earlier shared-memory writes (cp.async, st.shared) before later reads by
 // the async proxy (wgmma).
 __device__ __forceinline__ void fence_shared_for_wgmma() {

@@ -79,9 +79,8 @@ inline unsigned row_reduction_grid(int rows) {
 // per kernel (a static at the launch site), not per launch.
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel, std::size_t shared_bytes = 0) {
-  int device = 0, sms = 0, per_sm = 0;
-  OOMLAB_CUDA_CHECK(cudaGetDevice(&device));
-  OOMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_sm_count();
+  int per_sm = 0;
   OOMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowWarps * 32, shared_bytes));
   return static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
 }
