@@ -88,6 +88,7 @@ ResolvedRun resolve_run(const RunRequest& request) {
     }
   }
   scenario.configure(resolved.variant.name, request.scale, config);
+  scenario.check_inputs(resolved.variant.name, request.scale, request.device);
   config.budget = resolved.budget.bytes;
   resolved.config = config;
   return resolved;

@@ -46,6 +46,12 @@ class Scenario {
                          memory::AllocatorConfig& config) const {
     (void)variant; (void)scale; (void)config;
   }
+  // Inputs from outside the program that this variant reads (a checkpoint the user named, say),
+  // checked in the parent before any run: throws std::invalid_argument with one line naming the
+  // bad input, so a malformed file is bad input (exit 2), not an outcome of the run.
+  virtual void check_inputs(const std::string& variant, Scale scale, DeviceKind device) const {
+    (void)variant; (void)scale; (void)device;
+  }
   // Runs the variant. An OomError escaping here is the `oom` outcome.
   virtual void run(const std::string& variant, RunContext& context) const = 0;
 };
