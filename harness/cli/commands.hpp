@@ -50,6 +50,8 @@ namespace oomlab::cli {
 // device without a usable GPU is a UsageError too.
 DeviceKind device_option(const std::string& text);
 Scale scale_option(const std::string& text);
+// A --timeout value: finite and >= 0 (0: no limit), else UsageError.
+double timeout_option(double seconds);
 // UsageError unless a file can be written at `path` (checked before any variant runs).
 void require_writable(const char* option, const std::string& path);
 

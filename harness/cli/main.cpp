@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
+#include "harness/process/lifetime.hpp"
 #include "harness/process/worker.hpp"
 #include "harness/runner/runner.hpp"
 
@@ -48,8 +49,9 @@ int main(int argc, char** argv) {
   run->add_option("--device", run_options.device,
                   "cuda | host | dry (default: cuda when a GPU exists, else host)");
   run->add_option("--scale", run_options.scale, "tiny | small | full (default: tiny)");
-  run->add_option("--budget", run_options.budget,
-                  "Size (12GiB, 512MiB, 1.5GB) or GPU profile (default: the scenario's)");
+  auto* budget = run->add_option("--budget", run_options.budget,
+                  "Size with its unit (12GiB, 512MiB, 1.5GB), a GPU profile (rtx4090; see `oomlab list`) or "
+                  "unlimited (default: the scenario's)");
   auto* steps = run->add_option("--steps", run_options.steps,
                                 "Steps to run (default: the scenario's at this scale)");
   run->add_option("--out", run_options.out_path,
@@ -101,11 +103,19 @@ int main(int argc, char** argv) {
     if (list->parsed()) return oomlab::cli::list_command();
     if (run->parsed()) {
       run_options.steps_given = steps->count() > 0;
+      if (budget->count() > 0 && run_options.budget.empty()) {
+        throw oomlab::cli::UsageError(
+            "--budget needs a value: a size with its unit (12GiB, 512MiB), a GPU profile "
+            "(rtx4090, a100-40g; see `oomlab list`) or unlimited");
+      }
       return oomlab::cli::run_command(run_options);
     }
     if (suite->parsed()) return oomlab::cli::suite_command(suite_options);
   } catch (const oomlab::cli::UsageError& e) {
     return usage_error(e.what());
+  } catch (const oomlab::process::Interrupted& interrupted) {
+    std::fprintf(stderr, "oomlab: %s\n", interrupted.describe().c_str());
+    return interrupted.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oomlab: error: %s\n", e.what());
     return 1;

@@ -1,5 +1,8 @@
 // Option values shared by run and suite.
 #include "harness/cli/commands.hpp"
+
+#include <cmath>
+
 #include "harness/runner/atomic_file.hpp"
 
 namespace oomlab::cli {
@@ -17,6 +20,14 @@ Scale scale_option(const std::string& text) {
   auto scale = parse_scale(text);
   if (!scale) throw UsageError("--scale '" + text + "' is not one of: tiny, small, full");
   return *scale;
+}
+
+double timeout_option(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) {
+    throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds, got " +
+                     std::to_string(seconds));
+  }
+  return seconds;
 }
 
 void require_writable(const char* option, const std::string& path) {

@@ -65,4 +65,16 @@ void print_results_table(const std::vector<RunRecord>& records, std::FILE* out) 
   }
 }
 
+bool print_warnings(const std::vector<RunRecord>& records, std::FILE* out) {
+  bool all_written = true;
+  for (const RunRecord& r : records) {
+    for (const std::string& warning : r.warnings) {
+      std::fprintf(out, "oomlab: warning: %s/%s: %s\n", r.scenario.c_str(), r.variant.c_str(),
+                   warning.c_str());
+      all_written = all_written && warning.rfind(kTraceNotWritten, 0) != 0;
+    }
+  }
+  return all_written;
+}
+
 }  // namespace oomlab::cli

@@ -8,6 +8,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/profile_table.hpp"
 #include "harness/cli/results_table.hpp"
+#include "harness/process/lifetime.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
 
@@ -37,10 +38,7 @@ std::vector<RunRequest> build_requests(const RunOptions& options) {
   }
   base.steps = options.steps;
   base.alloc_conf = options.alloc_conf;
-  if (options.timeout_seconds < 0) {
-    throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds");
-  }
-  base.timeout_seconds = options.timeout_seconds;
+  base.timeout_seconds = timeout_option(options.timeout_seconds);
   base.profile = options.profile;
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
@@ -73,13 +71,16 @@ std::vector<RunRequest> build_requests(const RunOptions& options) {
 
 int run_command(const RunOptions& options) {
   std::vector<RunRequest> requests = build_requests(options);
+  process::InterruptGuard interrupts;  // Ctrl-C stops the child first, then oomlab (exit 130)
   std::vector<RunRecord> records;
   for (const RunRequest& request : requests) {
     records.push_back(options.in_process ? run_variant_in_process(request)
                                          : run_variant_in_child(request));
+    process::throw_if_interrupted();
   }
   print_results_table(records, stdout);
   if (options.profile) print_profiles(records, stdout);
+  const bool all_written = print_warnings(records, stderr);
 
   if (!options.out_path.empty()) {
     nlohmann::ordered_json json;
@@ -95,6 +96,8 @@ int run_command(const RunOptions& options) {
       throw UsageError(e.what());
     }
   }
+  // A file the user asked for that could not be written is the user's path's fault: exit 2.
+  if (!all_written) return 2;
   bool all_match = true;
   for (const RunRecord& record : records) all_match = all_match && record.matches_expectation;
   return all_match ? 0 : 1;

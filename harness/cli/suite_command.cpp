@@ -1,13 +1,16 @@
 // oomlab suite: every scenario's every variant on the plan's devices, one JSON record per run
-// plus suite.json in the output directory; exit 0 iff every outcome matches its expectation.
+// plus suite.json in the output directory (suite_folder.hpp); exit 0 iff every outcome matches
+// its expectation. Every setting is checked before anything runs.
 #include <cstdio>
-#include <filesystem>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/results_table.hpp"
+#include "harness/cli/suite_folder.hpp"
+#include "harness/process/lifetime.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
 
@@ -43,12 +46,7 @@ Plan make_plan(const SuiteOptions& options) {
   return plan;
 }
 
-std::string record_file_name(const RunRecord& record) {
-  return record.scenario + "." + record.variant + "." + record.device.kind + "-" + record.scale +
-         ".json";
-}
-
-nlohmann::ordered_json summary_row(const RunRecord& record) {
+nlohmann::ordered_json summary_row(const RunRecord& record, const std::string& file_name) {
   return {{"scenario", record.scenario},
           {"variant", record.variant},
           {"device", record.device.kind},
@@ -60,29 +58,12 @@ nlohmann::ordered_json summary_row(const RunRecord& record) {
           {"matches_expectation", record.matches_expectation},
           {"peak_allocated", record.memory.peak_allocated},
           {"peak_reserved", record.memory.peak_reserved},
-          {"record", record_file_name(record)}};
+          {"record", file_name}};
 }
 
-void write_or_usage_error(const std::string& path, const std::string& contents) {
-  try {
-    write_file_atomically(path, contents);
-  } catch (const std::runtime_error& e) {
-    throw UsageError(e.what());
-  }
-}
-
-}  // namespace
-
-int suite_command(const SuiteOptions& options) {
-  Plan plan = make_plan(options);
-  std::error_code error;
-  std::filesystem::create_directories(options.out_dir, error);
-  if (error) throw UsageError("--out-dir " + options.out_dir + ": " + error.message());
-  require_writable("--out-dir", options.out_dir + "/suite.json");
-
-  if (options.timeout_seconds < 0) {
-    throw UsageError("--timeout must be 0 (no limit) or a positive number of seconds");
-  }
+// The requests of the plan, each resolved now: a bad setting (OOMLAB_ALLOC_CONF, a budget)
+// stops the suite before it runs anything or touches the output folder.
+std::vector<RunRequest> plan_requests(const Plan& plan, double timeout_seconds) {
   std::vector<RunRequest> requests;
   for (const auto& [device, scale] : plan) {
     for (const Scenario* scenario : ScenarioRegistry::instance().all()) {
@@ -92,41 +73,91 @@ int suite_command(const SuiteOptions& options) {
         request.variant = variant.name;
         request.device = device;
         request.scale = scale;
-        request.timeout_seconds = options.timeout_seconds;
+        request.timeout_seconds = timeout_seconds;
+        try {
+          resolve_run(request);
+        } catch (const std::invalid_argument& e) {
+          throw UsageError(e.what());
+        }
         requests.push_back(request);
       }
     }
   }
+  return requests;
+}
 
-  std::vector<RunRecord> records;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    RunRecord record = run_variant_in_child(requests[i]);
-    write_or_usage_error(options.out_dir + "/" + record_file_name(record),
-                         to_json(record).dump(2) + "\n");
-    // One line per finished run, so a long suite shows where it is in any log.
-    std::fprintf(stderr, "[%zu/%zu] %s/%s on %s/%s: %s%s\n", i + 1, requests.size(),
-                 record.scenario.c_str(), record.variant.c_str(), record.device.kind.c_str(),
-                 record.scale.c_str(), outcome_status_name(record.outcome.status),
-                 record.matches_expectation ? "" : " (NOT as expected)");
-    records.push_back(std::move(record));
+std::string record_file_name(const RunRequest& request) {
+  return request.scenario + "." + request.variant + "." + device_kind_name(request.device) + "-" +
+         scale_name(request.scale) + ".json";
+}
+
+nlohmann::ordered_json summary_header(const Plan& plan, const SuiteOptions& options) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const auto& [device, scale] : plan) {
+    devices.push_back({{"device", device_kind_name(device)}, {"scale", scale_name(scale)}});
   }
+  const char* env_conf = std::getenv("OOMLAB_ALLOC_CONF");
+  return {{"schema_version", kRunRecordSchemaVersion},
+          {"git_commit", git_commit()},
+          {"timestamp", utc_timestamp()},
+          {"oomlab_version", oomlab_version()},
+          {"plan", devices},
+          {"settings", {{"OOMLAB_ALLOC_CONF", env_conf ? nlohmann::ordered_json(env_conf) : nullptr},
+                        {"timeout_seconds", options.timeout_seconds}}}};
+}
 
-  bool all_match = true;
+}  // namespace
+
+int suite_command(const SuiteOptions& options) {
+  const Plan plan = make_plan(options);
+  const std::vector<RunRequest> requests = plan_requests(plan, timeout_option(options.timeout_seconds));
+  std::vector<std::string> planned;
+  for (const RunRequest& request : requests) planned.push_back(record_file_name(request));
+  const SuiteFolder folder(options.out_dir);
+
+  nlohmann::ordered_json summary = summary_header(plan, options);
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  for (const RunRecord& record : records) {
-    all_match = all_match && record.matches_expectation;
-    runs.push_back(summary_row(record));
+  bool all_match = true;
+  const auto write_summary = [&](bool complete) {
+    summary["all_match"] = all_match;
+    summary["runs"] = runs;
+    folder.write_summary(summary, complete, planned);
+  };
+  write_summary(false);
+
+  process::InterruptGuard interrupts;  // Ctrl-C: the running child first, then the suite
+  std::vector<RunRecord> records;
+  try {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      RunRecord record = run_variant_in_child(requests[i]);
+      try {
+        write_file_atomically(folder.file(planned[i]), to_json(record).dump(2) + "\n");
+      } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+      }
+      all_match = all_match && record.matches_expectation;
+      runs.push_back(summary_row(record, planned[i]));
+      write_summary(false);
+      // One line per finished run, so a long suite shows where it is in any log.
+      std::fprintf(stderr, "[%zu/%zu] %s/%s on %s/%s: %s%s\n", i + 1, requests.size(),
+                   record.scenario.c_str(), record.variant.c_str(), record.device.kind.c_str(),
+                   record.scale.c_str(), outcome_status_name(record.outcome.status),
+                   record.matches_expectation ? "" : " (NOT as expected)");
+      records.push_back(std::move(record));
+      process::throw_if_interrupted();
+    }
+  } catch (const process::Interrupted& interrupted) {
+    std::fprintf(stderr, "oomlab: suite %s after %zu of %zu runs; %s/%s says \"complete\": false\n",
+                 interrupted.describe().c_str(), records.size(), requests.size(),
+                 folder.path().c_str(), SuiteFolder::kSummaryName);
+    throw;
   }
-  nlohmann::ordered_json summary = {{"schema_version", kRunRecordSchemaVersion},
-                                    {"git_commit", git_commit()},
-                                    {"timestamp", utc_timestamp()},
-                                    {"oomlab_version", oomlab_version()},
-                                    {"all_match", all_match},
-                                    {"runs", runs}};
-  write_or_usage_error(options.out_dir + "/suite.json", summary.dump(2) + "\n");
+  summary["finished"] = utc_timestamp();
+  write_summary(true);
 
   if (records.empty()) std::printf("no scenarios registered\n");
   print_results_table(records, stdout);
+  print_warnings(records, stderr);
   return all_match ? 0 : 1;
 }
 

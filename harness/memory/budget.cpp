@@ -3,7 +3,9 @@
 
 #include <stdexcept>
 
+#include "harness/memory/alloc_config.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/memory/user_text.hpp"
 
 namespace oomlab::memory {
 namespace {
@@ -40,29 +42,70 @@ const GpuProfile* find_gpu_profile(std::string_view name) {
   return nullptr;
 }
 
+std::string format_budget(std::size_t bytes) {
+  return bytes == AllocatorConfig::kUnlimited ? std::string("unlimited") : format_size(bytes);
+}
+
 std::string Budget::describe() const {
-  if (profile.empty()) return format_size(bytes);
+  if (profile.empty()) return format_budget(bytes);
   return profile + " (" + format_size(bytes) + ")";
 }
 
+namespace {
+
+[[noreturn]] void reject_budget(std::string_view text, const std::string& why) {
+  std::string names;
+  for (const GpuProfile& p : gpu_profiles()) names += (names.empty() ? "" : ", ") + p.name;
+  throw std::invalid_argument("invalid budget " + quote_user_text(text) + ": " + why +
+                              "; a budget is a size with a unit (12GiB, 512MiB, 1.5GB), a GPU "
+                              "profile (" + names + ") or unlimited");
+}
+
+// "24", "1.5": digits and at most the dots parse_size will judge, no unit, no sign.
+bool is_bare_number(std::string_view text) {
+  bool digit = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c != '.') {
+      return false;
+    }
+  }
+  return digit;
+}
+
+// Why a bare number is refused, with the two units it most likely meant when it is short
+// enough to repeat.
+std::string no_unit(std::string_view number) {
+  if (number.size() > 12) return "no unit (a bare number is not read as bytes)";
+  std::string n(number);
+  return "no unit: write " + n + "GiB or " + n + "MiB";
+}
+
+bool starts_like_a_size(std::string_view text) {
+  char c = text.front();
+  return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+';
+}
+
+}  // namespace
+
 Budget parse_budget(std::string_view text) {
-  if (const GpuProfile* profile = find_gpu_profile(text)) {
+  const std::string_view name = trim_blanks(text);
+  if (name.empty()) reject_budget(text, "it is empty");
+  if (name == "unlimited" || name == "none") return Budget{AllocatorConfig::kUnlimited, "", 0};
+  if (const GpuProfile* profile = find_gpu_profile(name)) {
     return Budget{profile->budget(), profile->name, profile->context_bytes};
   }
-  auto fail = [&](const std::string& why) -> Budget {
-    std::string names;
-    for (const GpuProfile& p : gpu_profiles()) names += (names.empty() ? "" : ", ") + p.name;
-    throw std::invalid_argument("invalid budget '" + std::string(text) + "': " + why +
-                                "; give a size (12GiB, 512MiB, 1.5GB) or a GPU profile (" +
-                                names + ")");
-  };
+  // "rtx9999", "nanGiB", "inf": a name, not a number.
+  if (!starts_like_a_size(name)) reject_budget(text, "neither a size nor a known GPU profile");
+  if (is_bare_number(name)) reject_budget(text, no_unit(name));
   std::size_t bytes = 0;
   try {
-    bytes = parse_size(text);
-  } catch (const std::invalid_argument&) {
-    return fail("neither a size nor a known GPU profile");
+    bytes = parse_size(name);
+  } catch (const InvalidSize& e) {
+    reject_budget(text, e.reason());
   }
-  if (bytes == 0) return fail("a budget must be positive");
+  if (bytes == 0) reject_budget(text, "a budget must be positive");
   return Budget{bytes, "", 0};
 }
 

@@ -20,14 +20,19 @@ const std::vector<GpuProfile>& gpu_profiles();
 const GpuProfile* find_gpu_profile(std::string_view name);
 
 struct Budget {
-  std::size_t bytes = 0;        // cap on the allocator's reserved bytes
+  std::size_t bytes = 0;        // cap on the allocator's reserved bytes; AllocatorConfig::kUnlimited: none
   std::string profile;          // empty when given as a size
   std::size_t context_bytes = 0;  // the profile's per-process context cost (0 for a plain size)
-  std::string describe() const; // "rtx4090 (23.50GiB)" or "12.00GiB"
+  std::string describe() const; // "rtx4090 (23.50GiB)", "12.00GiB" or "unlimited"
 };
 
-// "12GiB", "1.5GB", "4096" or a profile name. Throws std::invalid_argument naming the text and
-// listing the profiles on anything else (negative, zero, unknown unit or profile).
+// "12GiB", "1.5GB", "512MiB", a profile name, or "unlimited" / "none" (no cap). A number needs a
+// unit: "24" is rejected, not read as 24 bytes. Throws std::invalid_argument, one line naming
+// the text (capped) and saying what a budget can be, on anything else: empty, bare number,
+// negative, zero, too large, unknown unit or profile.
 Budget parse_budget(std::string_view text);
+
+// A byte cap as people read it: "unlimited" for AllocatorConfig::kUnlimited, else format_size.
+std::string format_budget(std::size_t bytes);
 
 }  // namespace oomlab::memory

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
 
 namespace oomlab::memory {
@@ -426,6 +427,117 @@ struct CachingAllocator::Impl {
     }
   }
 
+  // ---- self-check (tests and the fuzzer) ----
+  // What the block walk saw, to compare with the pools, the live map and the statistics.
+  struct Tally {
+    std::size_t reserved = 0, allocated = 0, active = 0, requested = 0;
+    std::size_t free_blocks = 0, allocated_blocks = 0, pending_events = 0;
+    std::array<std::size_t, kTagCount> tag_allocated{};
+  };
+
+  // Walks every segment's block list: O(blocks). Returns the first broken invariant, or "".
+  std::string first_inconsistency() const {
+    Tally tally;
+    for (const auto& [id, seg] : segments) {
+      std::string broken = check_segment(id, *seg, tally);
+      if (!broken.empty()) return broken;
+    }
+    return check_totals(tally);
+  }
+
+  std::string check_segment(std::uint32_t id, const Segment& seg, Tally& tally) const {
+    const std::string where = "segment " + std::to_string(id);
+    if (seg.id != id) return where + ": filed under the wrong id";
+    if (seg.size == 0 || seg.first == nullptr) return where + ": empty but still held";
+    if (seg.expandable) {
+      if (seg.size > seg.reservation) return where + ": maps more than its reservation";
+      auto range = expandable.find({seg.stream, seg.small});
+      if (range == expandable.end() || range->second != &seg) {
+        return where + ": expandable range not indexed";
+      }
+    }
+    if (seg.first->prev != nullptr) return where + ": first block has a predecessor";
+    std::size_t end = 0;
+    const Block* last = nullptr;
+    for (const Block* b = seg.first; b != nullptr; last = b, b = b->next) {
+      const std::string block = where + " block at offset " + std::to_string(b->offset) + ": ";
+      if (b->segment != &seg || b->segment_id != id || b->stream != seg.stream) {
+        return block + "wrong owner";
+      }
+      if (b->offset != end || b->address != seg.base + b->offset) return block + "gap or overlap";
+      if (b->size == 0 || b->size % kMinBlockSize != 0) return block + "size not a multiple of 512";
+      if (b->next != nullptr && b->next->prev != b) return block + "broken back link";
+      std::string state = check_block_state(*b, tally);
+      if (!state.empty()) return block + state;
+      if (b->is_free() && b->next != nullptr && b->next->is_free()) {
+        return block + "free neighbours not coalesced";
+      }
+      end += b->size;
+    }
+    if (last != seg.last) return where + ": last block pointer is stale";
+    if (end != seg.size) {
+      return where + ": blocks cover " + std::to_string(end) + " of " + std::to_string(seg.size) + " bytes";
+    }
+    tally.reserved += seg.size;
+    return "";
+  }
+
+  // A block is exactly one of: allocated (in `live`), waiting on events, or free (in its pool).
+  std::string check_block_state(const Block& b, Tally& tally) const {
+    const BlockPool& pool = b.segment->small ? small_pool : large_pool;
+    auto pooled = pool.find(const_cast<Block*>(&b));
+    bool in_pool = pooled != pool.end() && *pooled == &b;
+    auto found = live.find(b.address);
+    bool in_live = found != live.end() && found->second == &b;
+    if (b.allocated) {
+      if (!in_live || in_pool || b.pending_events != 0) return "allocated but not exactly in the live map";
+      ++tally.allocated_blocks;
+      tally.allocated += b.size;
+      tally.active += b.size;
+      tally.requested += b.requested;
+      tally.tag_allocated[static_cast<int>(b.tag)] += b.size;
+    } else if (b.pending_events > 0) {
+      if (in_live || in_pool) return "waiting on events but reachable";
+      tally.active += b.size;
+      tally.pending_events += static_cast<std::size_t>(b.pending_events);
+    } else {
+      if (in_live || !in_pool) return "free but not exactly in its pool";
+      ++tally.free_blocks;
+    }
+    return "";
+  }
+
+  std::string check_totals(const Tally& tally) const {
+    auto differs = [](std::int64_t counter, std::size_t walked) {
+      return counter < 0 || static_cast<std::size_t>(counter) != walked;
+    };
+    if (tally.free_blocks != small_pool.size() + large_pool.size()) {
+      return "a pool holds blocks no segment has";
+    }
+    if (tally.allocated_blocks != live.size()) return "the live map holds blocks no segment has";
+    if (tally.pending_events != pending.size()) return "pending events do not match the blocks waiting";
+    if (static_cast<std::size_t>(stats.segments.current) != segments.size()) return "segment count is off";
+    if (differs(stats.reserved.current, tally.reserved)) return "reserved bytes differ from the segments";
+    if (differs(stats.allocated.current, tally.allocated)) return "allocated bytes differ from the blocks";
+    if (differs(stats.active.current, tally.active)) return "active bytes differ from the blocks";
+    if (differs(stats.requested.current, tally.requested)) return "requested bytes differ from the blocks";
+    if (differs(stats.allocations.current, tally.allocated_blocks)) return "allocation count is off";
+    for (Tag t : all_tags()) {
+      if (differs(stats.tag(t).current, tally.tag_allocated[static_cast<int>(t)])) {
+        return std::string("tag ") + tag_name(t) + " bytes differ from the blocks";
+      }
+    }
+    if (config.budget != AllocatorConfig::kUnlimited &&
+        !fits_under(tally.reserved, config.simulated_external, config.budget)) {
+      return "reserved + simulated external exceeds the budget";
+    }
+    for (const auto& [key, seg] : expandable) {
+      auto it = segments.find(seg->id);
+      if (it == segments.end() || it->second != seg) return "an expandable range is not a segment";
+    }
+    return "";
+  }
+
   // ---- the OOM ----
   [[noreturn]] void throw_oom(std::size_t size, Tag tag, StreamHandle stream) {
     OomInfo info;
@@ -444,6 +556,13 @@ struct CachingAllocator::Impl {
     }
     info.largest_tag = stats.largest_tag_current();
     diagnose(info);
+    if (size > kMaxRequest) {
+      // Refused before the budget is consulted: "fits under an unlimited budget" must not turn
+      // into an external or fragmentation diagnosis.
+      info.diagnosis = Diagnosis::capacity;
+      info.remedy = "no device holds " + format_size(size) + " (at most " + format_size(kMaxRequest) +
+                    " is ever tried): look for an overflow or a negative size cast to unsigned";
+    }
     ++stats.num_ooms;
     record(EventKind::oom, size, 0, 0, tag, stream);
     throw OomError(std::move(info));
@@ -643,6 +762,11 @@ ScopeStats CachingAllocator::pop_scope() {
   return scope;
 }
 
+std::string CachingAllocator::check_consistency() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return impl_->first_inconsistency();
+}
+
 std::size_t CachingAllocator::block_size(const void* ptr) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return impl_->live_block(ptr)->size;
@@ -688,8 +812,8 @@ std::string CachingAllocator::memory_summary() const {
   out += summary_row("Allocations", s.allocations, false);
   out += summary_row("Reserved segments", s.segments, false);
   out += rule;
-  std::string budget = config_.budget == AllocatorConfig::kUnlimited ? "unlimited" : format_size(config_.budget);
-  std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Budget", budget.c_str());
+  std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Budget",
+                format_budget(config_.budget).c_str());
   out += line;
   std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Non-releasable memory",
                 format_size(static_cast<std::size_t>(std::max<std::int64_t>(s.reserved.current - s.allocated.current, 0))).c_str());

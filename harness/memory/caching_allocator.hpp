@@ -67,6 +67,10 @@ class CachingAllocator {
   ScopeStats pop_scope();  // throws std::logic_error without a matching push
 
   std::size_t block_size(const void* ptr) const;  // rounded size of a live block
+  // "" when the internal invariants hold (segments tiled by blocks, free neighbours coalesced,
+  // pools, live map and statistics agreeing with the blocks, the budget kept), else the first
+  // one broken. O(blocks): for tests and the fuzzer, not the hot path.
+  std::string check_consistency() const;
   std::string memory_summary() const;             // a table like torch.cuda.memory_summary()
   const Trace& trace() const { return trace_; }
   const AllocatorConfig& config() const { return config_; }

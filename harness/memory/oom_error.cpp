@@ -2,6 +2,7 @@
 #include "harness/memory/oom_error.hpp"
 
 #include "harness/memory/alloc_config.hpp"
+#include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
 
 namespace oomlab::memory {
@@ -13,10 +14,6 @@ bool fits(std::size_t used, std::size_t request, std::size_t extra, std::size_t 
   std::size_t room = budget - used;
   if (request > room) return false;
   return extra <= room - request;
-}
-
-std::string budget_text(std::size_t budget) {
-  return budget == AllocatorConfig::kUnlimited ? std::string("unlimited") : format_size(budget);
 }
 
 }  // namespace
@@ -97,7 +94,7 @@ OomError::OomError(OomInfo info) : info_(std::move(info)) {
   std::size_t unallocated =
       info_.reserved > info_.allocated ? info_.reserved - info_.allocated : 0;
   message_ = "oomlab: out of memory: tried to allocate " + format_size(info_.requested) +
-             " (tag " + tag_name(info_.tag) + "); budget " + budget_text(info_.budget) + "; " +
+             " (tag " + tag_name(info_.tag) + "); budget " + format_budget(info_.budget) + "; " +
              format_size(info_.allocated) + " allocated; " + format_size(unallocated) +
              " reserved but unallocated; largest free block " +
              format_size(info_.largest_free_block);

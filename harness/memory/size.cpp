@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "harness/memory/user_text.hpp"
+
 namespace oomlab {
 namespace {
 
@@ -21,9 +23,12 @@ constexpr Unit kUnits[] = {
     {"tib", 0x1p40}, {"kb", 1e3},     {"mb", 1e6},     {"gb", 1e9},     {"tb", 1e12},
 };
 
-[[noreturn]] void reject(std::string_view text, const char* why) {
-  throw std::invalid_argument("invalid size '" + std::string(text) + "': " + why +
-                              " (expected e.g. 4096, 512MiB, 12GiB, 1.5GB)");
+constexpr const char* kTooLarge = "too large (a size is at most 16EiB, 64 bits of bytes)";
+
+[[noreturn]] void reject(std::string_view text, const std::string& why) {
+  throw InvalidSize("invalid size " + quote_user_text(text) + ": " + why +
+                        " (expected e.g. 4096, 512MiB, 12GiB, 1.5GB)",
+                    why);
 }
 
 std::string lower(std::string_view s) {
@@ -51,7 +56,8 @@ std::size_t parse_size(std::string_view text) {
     ++i;
   }
   if (i == number_begin) {
-    if (i < text.size() && (text[i] == '-' || text[i] == '+')) reject(text, "sizes are unsigned");
+    if (i < text.size() && text[i] == '-') reject(text, "a size cannot be negative");
+    if (i < text.size() && text[i] == '+') reject(text, "write it without '+'");
     reject(text, "no number");
   }
   if (!seen_digit) reject(text, "no digits");
@@ -65,22 +71,25 @@ std::size_t parse_size(std::string_view text) {
   for (const Unit& u : kUnits) {
     if (unit == u.name) multiplier = u.multiplier;
   }
-  if (multiplier < 0) reject(text, "unknown unit");
+  if (multiplier < 0) {
+    reject(text, "unknown unit " + quote_user_text(text.substr(i, unit_end - i)) +
+                     " (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+  }
 
   if (!seen_dot) {
     // Integers stay exact: no trip through double for "4096" or "17179869184".
     std::size_t value = 0;
     for (char c : number) {
       std::size_t digit = static_cast<std::size_t>(c - '0');
-      if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) reject(text, "overflows 64 bits");
+      if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) reject(text, kTooLarge);
       value = value * 10 + digit;
     }
     auto m = static_cast<std::size_t>(multiplier);
-    if (m != 0 && value > std::numeric_limits<std::size_t>::max() / m) reject(text, "overflows 64 bits");
+    if (m != 0 && value > std::numeric_limits<std::size_t>::max() / m) reject(text, kTooLarge);
     return value * m;
   }
   double value = std::strtod(std::string(number).c_str(), nullptr) * multiplier;
-  if (!std::isfinite(value) || value >= 0x1p64) reject(text, "overflows 64 bits");
+  if (!std::isfinite(value) || value >= 0x1p64) reject(text, kTooLarge);
   return static_cast<std::size_t>(std::round(value));
 }
 

@@ -2,8 +2,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace oomlab {
 
@@ -17,9 +19,21 @@ constexpr std::size_t operator""_MiB(unsigned long long v) { return v * MiB; }
 constexpr std::size_t operator""_GiB(unsigned long long v) { return v * GiB; }
 }  // namespace literals
 
+// What parse_size throws: what() is the whole line, reason() only why ("unknown unit 'XB' ..."),
+// for callers that say it in their own words (parse_budget).
+class InvalidSize : public std::invalid_argument {
+ public:
+  InvalidSize(const std::string& message, std::string reason)
+      : std::invalid_argument(message), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 // Parses "4096", "512B", "64KiB", "12GiB", "1.5GB" (SI: GB=1e9), "2MB", "3 MiB" (case-insensitive
-// units). Throws std::invalid_argument with a message naming the text on anything else,
-// including negatives, empty strings, unknown units and values that overflow 64 bits.
+// units). Throws InvalidSize naming the text on anything else, including negatives, empty
+// strings, unknown units and values that overflow 64 bits.
 std::size_t parse_size(std::string_view text);
 
 // "0B", "512B", "1.50KiB", "12.00GiB": binary units, two decimals above bytes.

@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <system_error>
+#include <thread>
+
+#include "harness/process/lifetime.hpp"
 
 #include "harness/process/worker.hpp"
 
@@ -126,8 +130,17 @@ Child spawn(const std::string& path, const std::vector<std::string>& args) {
   argv.push_back(const_cast<char*>(path.c_str()));
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  // The environment plus this process's pid, so the child can tie its life to ours.
+  const std::string parent_prefix = std::string(kParentPidVariable) + "=";
+  const std::string parent_entry = parent_prefix + std::to_string(::getpid());
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry; ++entry) {
+    if (std::strncmp(*entry, parent_prefix.c_str(), parent_prefix.size()) != 0) envp.push_back(*entry);
+  }
+  envp.push_back(const_cast<char*>(parent_entry.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), environ);
+  int rc = ::posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), envp.data());
   if (rc != 0) throw std::system_error(rc, std::generic_category(), "posix_spawn(" + path + ")");
   return Child(pid, -1);
 }
@@ -149,9 +162,37 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+WaitResult wait_interruptibly(Child& child, double timeout_seconds, double grace_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  const bool limited = timeout_seconds > 0;
+  const auto deadline = limited ? Clock::now() + seconds(timeout_seconds) : Clock::time_point::max();
+  set_current_child(child.pid());
+  struct Forget { ~Forget() { set_current_child(0); } } forget;
+  for (;;) {
+    if (auto status = child.try_wait()) return {*status, false};
+    if (const int signal = pending_interrupt()) {
+      child.send_signal(signal);
+      const auto grace_end = Clock::now() + seconds(grace_seconds);
+      while (!child.try_wait() && Clock::now() < grace_end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      child.send_signal(SIGKILL);  // a no-op once it ended
+      child.wait();
+      throw Interrupted{signal};
+    }
+    if (Clock::now() >= deadline) {
+      child.send_signal(SIGKILL);
+      return {child.wait(), true};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 Child fork_call(const std::function<int(int report_fd)>& body) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw errno_error("pipe2");
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int saved = errno;
@@ -161,6 +202,7 @@ Child fork_call(const std::function<int(int report_fd)>& body) {
     throw errno_error("fork");
   }
   if (pid == 0) {
+    die_with_parent(parent);
     ::close(fds[0]);
     int code = 70;
     try {

@@ -62,14 +62,25 @@ class Child {
 std::string self_exe_path();
 
 // Starts `path` with `args` (argv[0] is `path`), inheriting stdin/stdout/stderr and the
-// environment. posix_spawn: safe in a multi-threaded parent that has initialised CUDA. Throws
+// environment plus kParentPidVariable (lifetime.hpp: the child dies with this process). posix_spawn: safe in a multi-threaded parent that has initialised CUDA. Throws
 // std::system_error when the program cannot be started.
 Child spawn(const std::string& path, const std::vector<std::string>& args);
 
 // Re-executes this program as the registered worker `worker` (see worker.hpp) with `args`.
 Child spawn_worker(const std::string& worker, const std::vector<std::string>& args);
 
-// fork(): the child runs `body(report_fd)` and exits with its return value (an exception in the
+// How wait_interruptibly ended.
+struct WaitResult {
+  ExitStatus status;
+  bool timed_out = false;  // the time limit ended it (SIGKILL)
+};
+
+// Waits for `child`; past `timeout_seconds` (<= 0: no limit) it is killed (SIGKILL) and reaped.
+// A pending interrupt (lifetime.hpp) is forwarded to the child, which gets `grace_seconds` to
+// end before SIGKILL; once it is reaped, throws Interrupted.
+WaitResult wait_interruptibly(Child& child, double timeout_seconds, double grace_seconds = 5);
+
+// fork(): the child (which dies with this process) runs `body(report_fd)` and exits with its return value (an exception in the
 // body: its message goes to the report pipe and the exit code is 70). The parent reads the
 // report with Child::report(). Keep reports short (a pipe buffer, 64 KiB) or read them first.
 Child fork_call(const std::function<int(int report_fd)>& body);

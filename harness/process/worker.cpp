@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "harness/process/lifetime.hpp"
+
 namespace oomlab::process {
 namespace {
 
@@ -27,6 +29,7 @@ bool has_worker(const std::string& name) { return registry().count(name) != 0; }
 
 bool run_worker_if_requested(int argc, char** argv, int& exit_code) {
   if (argc < 2 || std::strcmp(argv[1], kWorkerFlag) != 0) return false;
+  die_with_parent_from_environment();
   if (argc < 3) {
     std::fprintf(stderr, "oomlab: %s needs a worker name\n", kWorkerFlag);
     exit_code = 2;

@@ -1,19 +1,22 @@
 // One variant per child process: the parent re-executes its own binary with the hidden
 // `__child` subcommand and reads the record the child writes, so a crash, an abort or a hard
 // OOM in one variant is an outcome and the other variants still run.
+#include <dirent.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "harness/process/lifetime.hpp"
 #include "harness/process/process.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
@@ -22,12 +25,56 @@ namespace oomlab {
 
 namespace {
 
-// A private directory for the child's record, removed with everything in it when done.
+std::string temp_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+constexpr const char* kTempPrefix = "oomlab-child-";
+
+// Unlinks the entries of the folder `path` (never following a link) and removes it. The folders
+// it is used on hold plain files only; anything it cannot remove stays.
+void remove_flat_directory(const std::string& path) {
+  if (DIR* dir = ::opendir(path.c_str())) {
+    while (const dirent* entry = ::readdir(dir)) {
+      if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0) {
+        ::unlinkat(::dirfd(dir), entry->d_name, 0);
+      }
+    }
+    ::closedir(dir);
+  }
+  ::rmdir(path.c_str());
+}
+
+// Removes the folders of earlier oomlab processes that were killed before they could (kill -9):
+// "oomlab-child-<pid>-XXXXXX" whose pid is gone and that belong to this user. Only the plain
+// files inside are unlinked (never followed), then the folder; anything else is left alone.
+void remove_stale_temp_directories(const std::string& root) {
+  DIR* dir = ::opendir(root.c_str());
+  if (!dir) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(kTempPrefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + std::strlen(kTempPrefix), &end, 10);
+    if (pid <= 0 || *end != '-' || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::string path = root + "/" + name;
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) continue;
+    remove_flat_directory(path);
+  }
+  ::closedir(dir);
+}
+
+// A private directory for the child's record, removed with everything in it when done (also
+// when an interrupt unwinds through it). Named after this process, so a later run can remove it
+// when this process was killed too hard to clean up.
 class TempDirectory {
  public:
   TempDirectory() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/oomlab-child-XXXXXX";
+    const std::string root = temp_root();
+    remove_stale_temp_directories(root);
+    std::string pattern = root + "/" + kTempPrefix + std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     if (!::mkdtemp(buffer.data())) {
@@ -37,8 +84,8 @@ class TempDirectory {
     path_ = buffer.data();
   }
   ~TempDirectory() {
-    ::unlink((path_ + "/record.json").c_str());
-    ::rmdir(path_.c_str());
+    // The record, and a temp file the child may have left when it was killed mid-write.
+    remove_flat_directory(path_);
   }
   TempDirectory(const TempDirectory&) = delete;
   TempDirectory& operator=(const TempDirectory&) = delete;
@@ -63,21 +110,6 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
           "--record-out", record_path};
 }
 
-// Waits for the child; past the request's time limit it is killed (SIGKILL) and reaped.
-// Returns how it ended and whether the limit ended it.
-std::pair<process::ExitStatus, bool> wait_with_limit(process::Child& child, double timeout_seconds) {
-  if (timeout_seconds <= 0) return {child.wait(), false};
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto status = child.try_wait()) return {*status, false};
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (auto status = child.try_wait()) return {*status, false};
-  child.send_signal(SIGKILL);
-  return {child.wait(), true};
-}
-
 }  // namespace
 
 RunRecord run_variant_in_child(const RunRequest& request, const std::string& executable) {
@@ -88,7 +120,7 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
     std::fflush(stdout);
     std::fflush(stderr);
     process::Child child = process::spawn(executable, child_arguments(request, record_path));
-    const auto [status, timed_out] = wait_with_limit(child, request.timeout_seconds);
+    const auto [status, timed_out] = process::wait_interruptibly(child, request.timeout_seconds);
 
     std::string record_error;
     bool have_record = false;
@@ -125,6 +157,7 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
 }
 
 int child_main(int argc, char** argv) {
+  process::die_with_parent_from_environment();
   // A crashing variant is an expected outcome here: no core file for it.
   struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);

@@ -1,5 +1,6 @@
 #include "harness/runner/run_record.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace oomlab {
@@ -50,7 +51,7 @@ bool operator==(const RunRecord& a, const RunRecord& b) {
          a.scale == b.scale && a.steps == b.steps && a.outcome == b.outcome &&
          a.memory == b.memory && a.throughput == b.throughput &&
          a.step_seconds == b.step_seconds && a.warmup_steps == b.warmup_steps &&
-         a.metrics == b.metrics &&
+         a.metrics == b.metrics && a.warnings == b.warnings &&
          a.alloc_conf == b.alloc_conf && a.expected == b.expected &&
          a.matches_expectation == b.matches_expectation && a.git_commit == b.git_commit &&
          a.timestamp == b.timestamp && a.oomlab_version == b.oomlab_version;
@@ -130,13 +131,15 @@ Json to_json(const RunRecord& r) {
                     {"per_tag_peak", per_tag},
                     {"num_ooms", r.memory.num_ooms},
                     {"num_alloc_retries", r.memory.num_alloc_retries}};
-  json["throughput"] = {{"value", r.throughput.value},
+  json["throughput"] = {{"value", std::isfinite(r.throughput.value) ? Json(r.throughput.value) : Json(nullptr)},
                         {"unit", string_or_null(r.throughput.unit)}};
   json["step_seconds"] = r.step_seconds;
   json["warmup_steps"] = r.warmup_steps;
   Json metrics = Json::object();
-  for (const auto& [name, value] : r.metrics) metrics[name] = value;
+  // A non-finite number would be written as null and lose the record for a strict reader.
+  for (const auto& [name, value] : r.metrics) metrics[name] = std::isfinite(value) ? Json(value) : Json(nullptr);
   json["metrics"] = metrics;
+  json["warnings"] = r.warnings;
   json["alloc_conf"] = r.alloc_conf;
   json["expected"] = r.expected;
   json["matches_expectation"] = r.matches_expectation;
@@ -197,14 +200,21 @@ RunRecord run_record_from_json(const Json& json) {
   r.memory.num_alloc_retries = field<std::uint64_t>(memory, "num_alloc_retries", "memory.");
 
   const Json& throughput = object(json, "throughput", "");
-  r.throughput.value = field<double>(throughput, "value", "throughput.");
+  r.throughput.value = field_or<double>(throughput, "value", "throughput.", 0);
   r.throughput.unit = field_or<std::string>(throughput, "unit", "throughput.", "");
 
   r.step_seconds = field<std::vector<double>>(json, "step_seconds", "");
   // Version 1 had no warm-up: its throughput was over every step, as warmup_steps 0 means now.
   r.warmup_steps = version >= 2 ? field<int>(json, "warmup_steps", "") : 0;
   if (r.warmup_steps < 0) throw std::runtime_error("run record: field warmup_steps is negative");
-  r.metrics = field<std::map<std::string, double>>(json, "metrics", "");
+  // A null metric (a NaN written by an older oomlab) is left out rather than losing the record.
+  for (const auto& [name, value] : object(json, "metrics", "").items()) {
+    if (value.is_null()) continue;
+    if (!value.is_number()) throw std::runtime_error("run record: field metrics." + name + " is not a number");
+    r.metrics[name] = value.get<double>();
+  }
+  r.warnings = version >= 3 ? field<std::vector<std::string>>(json, "warnings", "")
+                            : std::vector<std::string>{};
   r.alloc_conf = field<std::string>(json, "alloc_conf", "");
   r.expected = field<std::string>(json, "expected", "");
   r.matches_expectation = field<bool>(json, "matches_expectation", "");

@@ -1,5 +1,5 @@
-// The JSON record of one variant run (docs/results-schema.md). Schema version 2; version 1
-// records (before `warmup_steps`) are still read.
+// The JSON record of one variant run (docs/results-schema.md). Schema version 3; versions 1
+// (before `warmup_steps`) and 2 (before `warnings`) are still read.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,7 +12,7 @@
 
 namespace oomlab {
 
-constexpr int kRunRecordSchemaVersion = 2;
+constexpr int kRunRecordSchemaVersion = 3;
 // The oldest version run_record_from_json reads: 1 lacks warmup_steps (read as 0).
 constexpr int kOldestReadableRunRecordSchemaVersion = 1;
 
@@ -57,6 +57,8 @@ struct Throughput {
   std::string unit;  // empty when the scenario reported no work
 };
 
+inline constexpr const char* kTraceNotWritten = "trace not written: ";
+
 struct RunRecord {
   int schema_version = kRunRecordSchemaVersion;
   std::string scenario;
@@ -72,7 +74,10 @@ struct RunRecord {
   // Leading steps the scenario called warm-up: the throughput and the profile_ms.* metrics
   // leave them out (docs/results-schema.md says when they cannot).
   int warmup_steps = 0;
-  std::map<std::string, double> metrics;
+  std::map<std::string, double> metrics;  // finite values only (JSON has no NaN)
+  // What went wrong around the run without changing its outcome: a trace that could not be
+  // written, a metric that was not a number and was left out.
+  std::vector<std::string> warnings;  // a failed trace write starts with kTraceNotWritten
   std::string alloc_conf;
   std::string expected = "ok";  // the story: "ok", "oom" or "error"
   bool matches_expectation = false;

@@ -2,6 +2,7 @@
 #include "harness/runner/runner.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
@@ -150,7 +151,14 @@ void fill_memory(RunRecord& record, const memory::MemoryStats& stats,
 void fill_timing(RunRecord& record, const RunContext& context) {
   record.step_seconds = context.step_seconds();  // every step, the warm-up ones too
   record.warmup_steps = context.warmup_steps();
-  record.metrics = context.metrics();
+  for (const auto& [name, value] : context.metrics()) {
+    if (std::isfinite(value)) {
+      record.metrics[name] = value;
+    } else {
+      record.warnings.push_back("metric " + name + " was " + std::to_string(value) +
+                                " (not a number) and is left out");
+    }
+  }
   // The steady rate: the steps after the warm-up (all steps when none followed it).
   const RunContext::Measured measured = context.measured();
   // dry does no work, so a rate there would be fiction.
@@ -203,10 +211,15 @@ RunRecord run_variant_in_process(const RunRequest& request) {
       }
     }
     if (!request.trace_path.empty()) {
-      write_file_atomically(request.trace_path, device.allocator().trace().to_chrome_json().dump());
+      // The run gave its answer; a trace that cannot be written does not change it.
+      try {
+        write_file_atomically(request.trace_path, device.allocator().trace().to_chrome_json().dump());
+      } catch (const std::exception& e) {
+        record.warnings.push_back(kTraceNotWritten + std::string(e.what()));
+      }
     }
   } catch (const std::exception& e) {
-    // Failures around the scenario (device, trace file): the run did not give its answer.
+    // Failures around the scenario (the device): the run did not give its answer.
     record.outcome = Outcome{OutcomeStatus::error, "", -1, e.what(), 0};
   }
   record.matches_expectation = outcome_matches(record.expected, record.outcome.status);

@@ -14,23 +14,6 @@ namespace {
 // The scenario these tests name when they need a real one; registered by scenarios/.
 constexpr const char* kScenario = "fragmentation";
 
-void expect_usage_error(const std::vector<std::string>& arguments, const std::string& fragment,
-                        const std::map<std::string, std::string>& environment = {}) {
-  std::string command = "oomlab";
-  for (const auto& a : arguments) command += " " + a;
-  SCOPED_TRACE(command);
-  Result result = run_oomlab(arguments, environment);
-  EXPECT_EQ(result.signal, 0);
-  EXPECT_EQ(result.exit_code, 2) << result.err;
-  const std::string prefix = "oomlab: error: ";
-  EXPECT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
-  ASSERT_FALSE(result.err.empty());
-  EXPECT_EQ(result.err.back(), '\n');
-  EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "more than one line:\n" << result.err;
-  EXPECT_NE(result.err.find(fragment), std::string::npos) << result.err;
-  EXPECT_EQ(result.out, "") << "bad input must not run anything";
-}
-
 TEST(Cli, ListSucceeds) {
   Result result = run_oomlab({"list"});
   EXPECT_EQ(result.exit_code, 0) << result.err;

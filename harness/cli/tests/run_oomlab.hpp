@@ -16,6 +16,26 @@ struct Result {
 Result run_oomlab(const std::vector<std::string>& arguments,
                   const std::map<std::string, std::string>& environment = {});
 
+// Bad input: exactly one "oomlab: error: " line naming `fragment`, exit code 2, nothing on stdout.
+void expect_usage_error(const std::vector<std::string>& arguments, const std::string& fragment,
+                        const std::map<std::string, std::string>& environment = {});
+
+// oomlab started in the background with its output captured (signal tests); finish() waits.
+class RunningOomlab {
+ public:
+  RunningOomlab(const std::vector<std::string>& arguments,
+                const std::map<std::string, std::string>& environment = {});
+  ~RunningOomlab();
+  RunningOomlab(const RunningOomlab&) = delete;
+  RunningOomlab& operator=(const RunningOomlab&) = delete;
+  int pid() const { return pid_; }
+  Result finish();
+
+ private:
+  std::string capture_dir_;
+  int pid_ = -1;
+};
+
 // A fresh directory under /tmp, removed with its contents at destruction.
 class TempDir {
  public:

@@ -6,6 +6,7 @@
 
 #include "harness/memory/alloc_config.hpp"
 #include "harness/memory/size.hpp"
+#include "invalid_argument_message.hpp"
 
 namespace oomlab::memory {
 namespace {
@@ -46,15 +47,11 @@ TEST(ParseAllocConf, ToStringRoundTrips) {
   EXPECT_EQ(AllocatorConfig{}.to_string(), "expandable_segments:false");
 }
 
-void expect_rejected(const std::string& text, const std::string& mentions) {
-  try {
-    parse_alloc_conf(text);
-    ADD_FAILURE() << "accepted '" << text << "'";
-  } catch (const std::invalid_argument& e) {
-    std::string message = e.what();
-    EXPECT_NE(message.find(mentions), std::string::npos) << message;
-    EXPECT_NE(message.find("OOMLAB_ALLOC_CONF"), std::string::npos) << message;
-  }
+std::string expect_rejected(const std::string& text, const std::string& mentions) {
+  std::string message = testing::invalid_argument_message(text, [&] { parse_alloc_conf(text); });
+  EXPECT_NE(message.find(mentions), std::string::npos) << message;
+  EXPECT_NE(message.find("OOMLAB_ALLOC_CONF"), std::string::npos) << message;
+  return message;
 }
 
 TEST(ParseAllocConf, RejectsMaxSplitBelowTwenty) { expect_rejected("max_split_size_mb:19", ">= 20"); }
@@ -69,6 +66,31 @@ TEST(ParseAllocConf, RejectsEmptyEntries) {
   expect_rejected("max_split_size_mb:64,,expandable_segments:true", "empty entry");
 }
 TEST(ParseAllocConf, RejectsHugeMaxSplit) { expect_rejected("max_split_size_mb:99999999999999999999", "too large"); }
+
+// "last wins" would hide a typo'd override: 64 silently became 999999.
+TEST(ParseAllocConf, RejectsAKeyGivenTwiceNamingIt) {
+  expect_rejected("max_split_size_mb:64,max_split_size_mb:999999",
+                  "'max_split_size_mb' is given twice ('64', then '999999')");
+  expect_rejected("expandable_segments:true, expandable_segments : true", "'expandable_segments' is given twice");
+}
+
+// The environment's value overridden by --alloc-conf: two texts, so layering, not a repeat.
+TEST(ParseAllocConf, ALaterTextOverridesTheBase) {
+  AllocatorConfig from_env = parse_alloc_conf("max_split_size_mb:64,expandable_segments:true");
+  AllocatorConfig config = parse_alloc_conf("max_split_size_mb:128", from_env);
+  EXPECT_EQ(config.max_split_size, 128_MiB);
+  EXPECT_TRUE(config.expandable_segments);
+}
+
+TEST(ParseAllocConf, LongInputIsQuotedCapped) {
+  std::string message = expect_rejected("expandable_segments:" + std::string(5000, 'y'), "(5020 chars)");
+  EXPECT_NE(message.find("(5000 chars)"), std::string::npos) << "the value too: " << message;
+  EXPECT_LT(message.size(), 400u) << message;
+}
+
+TEST(ParseAllocConf, LeadingZerosDoNotLengthenTheMessage) {
+  expect_rejected("max_split_size_mb:" + std::string(3000, '0') + "19", "got 19 (");
+}
 
 TEST(AllocConfFromEnv, ReadsTheVariable) {
   ::setenv("OOMLAB_ALLOC_CONF", "expandable_segments:true", 1);

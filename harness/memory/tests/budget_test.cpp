@@ -3,8 +3,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/memory/alloc_config.hpp"
 #include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
+#include "invalid_argument_message.hpp"
 
 namespace oomlab::memory {
 namespace {
@@ -46,22 +48,77 @@ TEST(ParseBudget, PlainSize) {
   EXPECT_EQ(parse_budget("1.5GB").bytes, 1500000000u);
 }
 
-void expect_rejected(const std::string& text) {
-  try {
-    parse_budget(text);
-    ADD_FAILURE() << "accepted '" << text << "'";
-  } catch (const std::invalid_argument& e) {
-    std::string message = e.what();
-    EXPECT_NE(message.find("'" + text + "'"), std::string::npos) << message;
-    EXPECT_NE(message.find("rtx4090"), std::string::npos) << "lists the profiles: " << message;
+TEST(ParseBudget, SurroundingBlanksAreIgnored) {
+  EXPECT_EQ(parse_budget(" rtx4090 ").profile, "rtx4090");
+  EXPECT_EQ(parse_budget("\t12GiB ").bytes, 12_GiB);
+}
+
+TEST(ParseBudget, UnlimitedAndNoneMeanNoCap) {
+  for (const char* text : {"unlimited", "none"}) {
+    Budget budget = parse_budget(text);
+    EXPECT_EQ(budget.bytes, AllocatorConfig::kUnlimited) << text;
+    EXPECT_TRUE(budget.profile.empty());
+    EXPECT_EQ(budget.context_bytes, 0u);
+    EXPECT_EQ(budget.describe(), "unlimited");
   }
 }
 
-TEST(ParseBudget, RejectsNegative) { expect_rejected("-1"); }
-TEST(ParseBudget, RejectsZero) { expect_rejected("0"); }
-TEST(ParseBudget, RejectsUnknownUnit) { expect_rejected("10XB"); }
-TEST(ParseBudget, RejectsUnknownProfile) { expect_rejected("rtx9999"); }
-TEST(ParseBudget, RejectsEmpty) { expect_rejected(""); }
+TEST(FormatBudget, UnlimitedOrASize) {
+  EXPECT_EQ(format_budget(AllocatorConfig::kUnlimited), "unlimited");
+  EXPECT_EQ(format_budget(12_GiB), "12.00GiB");
+}
+
+// Returns the message; checks what every refusal has: the reason `why` and what a budget can be.
+std::string rejection(const std::string& text, const std::string& why) {
+  std::string message = testing::invalid_argument_message(text, [&] { parse_budget(text); });
+  EXPECT_NE(message.find(why), std::string::npos) << "says '" << why << "': " << message;
+  EXPECT_NE(message.find("rtx4090"), std::string::npos) << "lists the profiles: " << message;
+  EXPECT_NE(message.find("unlimited"), std::string::npos) << "says unlimited exists: " << message;
+  return message;
+}
+
+void expect_rejected(const std::string& text, const std::string& why) {
+  std::string message = rejection(text, why);
+  EXPECT_NE(message.find("'" + text + "'"), std::string::npos) << "quotes the text: " << message;
+}
+
+TEST(ParseBudget, RejectsNegative) {
+  expect_rejected("-1", "negative");
+  expect_rejected("-1GiB", "negative");
+}
+TEST(ParseBudget, RejectsZero) { expect_rejected("0GiB", "positive"); }
+TEST(ParseBudget, RejectsUnknownUnit) { expect_rejected("10XB", "unknown unit 'XB'"); }
+TEST(ParseBudget, RejectsUnknownProfile) { expect_rejected("rtx9999", "nor a known GPU profile"); }
+TEST(ParseBudget, RejectsEmptySayingSo) {
+  expect_rejected("", "empty");
+  expect_rejected("  ", "empty");
+}
+
+// "24" as 24 bytes, "1.5" as 2 bytes: never what was meant.
+TEST(ParseBudget, RejectsNumbersWithoutAUnit) {
+  expect_rejected("1.5", "no unit: write 1.5GiB or 1.5MiB");
+  expect_rejected("24", "no unit: write 24GiB or 24MiB");
+  expect_rejected("4096", "no unit");
+  expect_rejected("0", "no unit");
+  expect_rejected("18446744073709551616", "no unit (a bare number is not read as bytes)");
+}
+
+TEST(ParseBudget, RejectsNonFiniteAndHugeValuesInOneLine) {
+  expect_rejected("nanGiB", "nor a known GPU profile");
+  expect_rejected("infGiB", "nor a known GPU profile");
+  expect_rejected("1e30GiB", "unknown unit 'e30GiB'");
+  expect_rejected("18446744073709551616B", "too large");
+  expect_rejected("99999999999GiB", "too large");
+  expect_rejected("1e400", "unknown unit 'e400'");
+}
+
+TEST(ParseBudget, LongInputIsQuotedCapped) {
+  // A bare number, a name, and a number with a long unit (quoted in the reason too).
+  for (const std::string& text : {std::string(5000, '7'), std::string(5000, 'x'), "1" + std::string(4999, 'G')}) {
+    std::string message = rejection(text, "...' (5000 chars)");
+    EXPECT_LT(message.size(), 512u) << message;
+  }
+}
 
 }  // namespace
 }  // namespace oomlab::memory

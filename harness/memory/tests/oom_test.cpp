@@ -171,6 +171,32 @@ TEST(OomError, HugeRequestIsACapacityOomNotACrash) {
   EXPECT_EQ(e.info().diagnosis, Diagnosis::capacity);
 }
 
+// `--budget unlimited` and caps near it: budget + external must not wrap around to "full".
+TEST(OomError, BudgetsAtTheTopOfTheRangeDoNotOverflow) {
+  for (std::size_t budget : {AllocatorConfig::kUnlimited, AllocatorConfig::kUnlimited - 1}) {
+    for (bool expandable : {false, true}) {
+      AllocatorConfig config = with_budget(budget);
+      config.simulated_external = 1_GiB;
+      config.expandable_segments = expandable;
+      DryAllocator dry(config);
+      void* a = dry.allocator.allocate(100_MiB);
+      EXPECT_EQ(dry.allocator.block_size(a), 100_MiB);
+      OomError e = catch_oom(dry.allocator, SIZE_MAX / 2);
+      EXPECT_EQ(e.info().diagnosis, Diagnosis::capacity) << e.what();
+      EXPECT_NE(std::string(e.what()).find("no device holds 8.00EiB"), std::string::npos) << e.what();
+      dry.allocator.deallocate(a);
+    }
+  }
+}
+
+TEST(OomError, UnlimitedBudgetReadsUnlimited) {
+  DryAllocator dry;
+  OomError e = catch_oom(dry.allocator, SIZE_MAX);
+  EXPECT_NE(std::string(e.what()).find("budget unlimited;"), std::string::npos) << e.what();
+  EXPECT_NE(dry.allocator.memory_summary().find("| Budget                    | unlimited "), std::string::npos)
+      << dry.allocator.memory_summary();
+}
+
 TEST(AfterOom, AllocatorIsConsistentAndKeepsWorking) {
   DryAllocator dry(with_budget(64_MiB));
   void* a = dry.allocator.allocate(30_MiB);

@@ -42,6 +42,16 @@ void expect_rejected(const std::string& text) {
 
 TEST(ParseSize, RejectsNegative) { expect_rejected("-1"); }
 TEST(ParseSize, RejectsUnknownUnit) { expect_rejected("10XB"); }
+
+TEST(ParseSize, ReasonNamesTheUnitAndTheKnownOnes) {
+  try {
+    parse_size("1e30GiB");
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidSize& e) {
+    EXPECT_EQ(e.reason(), "unknown unit 'e30GiB' (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+    EXPECT_NE(std::string(e.what()).find("'1e30GiB'"), std::string::npos) << e.what();
+  }
+}
 TEST(ParseSize, RejectsEmpty) { expect_rejected(""); }
 TEST(ParseSize, RejectsNoNumber) {
   expect_rejected("GiB");

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "harness/process/lifetime.hpp"
 #include "harness/process/worker.hpp"
 
 namespace oomlab::process {
@@ -33,6 +35,12 @@ OOMLAB_REGISTER_WORKER("test.throw", [](const std::vector<std::string>&) -> int 
   throw std::runtime_error("worker failed on purpose");
 });
 OOMLAB_REGISTER_WORKER("test.sleep", [](const std::vector<std::string>&) {
+  ::sleep(60);
+  return 0;
+});
+
+OOMLAB_REGISTER_WORKER("test.ignore-term-and-sleep", [](const std::vector<std::string>&) {
+  ::signal(SIGTERM, SIG_IGN);
   ::sleep(60);
   return 0;
 });
@@ -167,6 +175,96 @@ TEST(WorkerRegistry, RejectsDuplicatesAndEmptyNames) {
   EXPECT_THROW(register_worker("test.exit-with", [](const auto&) { return 0; }),
                std::invalid_argument);
   EXPECT_THROW(register_worker("", [](const auto&) { return 0; }), std::invalid_argument);
+}
+
+// Whether `pid` still runs (a zombie waiting for its reaper has ended).
+bool still_running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
+}
+
+bool ends_within_seconds(pid_t pid, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!still_running(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// An intermediate process starts a grandchild with `start` and reports its pid; then the
+// intermediate is killed with SIGKILL (no chance to clean up). Returns the grandchild's pid.
+pid_t grandchild_of_a_killed_parent(const std::function<Child()>& start) {
+  Child parent = fork_call([&](int) {
+    Child grandchild = start();
+    ::pause();  // killed here, its Child never destroyed
+    return 0;
+  });
+  // The intermediate's child, from /proc (its report pipe stays open while it lives).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  pid_t grandchild = 0;
+  while (grandchild == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream children("/proc/" + std::to_string(parent.pid()) + "/task/" +
+                           std::to_string(parent.pid()) + "/children");
+    children >> grandchild;
+    if (grandchild == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // past its own start-up
+  parent.send_signal(SIGKILL);
+  parent.wait();
+  return grandchild;
+}
+
+TEST(Lifetime, ASpawnedWorkerDiesWithItsParent) {
+  const pid_t worker = grandchild_of_a_killed_parent([] { return spawn_worker("test.sleep", {}); });
+  ASSERT_GT(worker, 0);
+  EXPECT_TRUE(ends_within_seconds(worker, 5)) << "worker " << worker << " outlived its parent";
+}
+
+TEST(Lifetime, AForkedChildDiesWithItsParent) {
+  const pid_t child = grandchild_of_a_killed_parent([] {
+    return fork_call([](int) {
+      ::sleep(60);
+      return 0;
+    });
+  });
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(ends_within_seconds(child, 5)) << "child " << child << " outlived its parent";
+}
+
+TEST(Lifetime, AnInterruptIsForwardedToTheChildThenThrown) {
+  InterruptGuard guard;
+  Child child = spawn_worker("test.sleep", {});
+  ::raise(SIGINT);  // recorded by the guard, not fatal
+  EXPECT_EQ(pending_interrupt(), SIGINT);
+  try {
+    wait_interruptibly(child, 0);
+    FAIL() << "an interrupt must end the wait";
+  } catch (const Interrupted& interrupted) {
+    EXPECT_EQ(interrupted.signal, SIGINT);
+    EXPECT_EQ(interrupted.exit_code(), 130);
+    EXPECT_EQ(interrupted.describe(), "interrupted by SIGINT");
+  }
+  ASSERT_TRUE(child.try_wait().has_value()) << "the child is reaped before the throw";
+  EXPECT_EQ(child.try_wait()->signal, SIGINT);
+}
+
+TEST(Lifetime, AChildThatIgnoresTheForwardedSignalIsKilledAfterTheGrace) {
+  InterruptGuard guard;
+  Child child = spawn_worker("test.ignore-term-and-sleep", {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its handler is set
+  ::raise(SIGTERM);
+  EXPECT_THROW(wait_interruptibly(child, 0, 0.2), Interrupted);
+  EXPECT_EQ(child.try_wait()->signal, SIGKILL);
+}
+
+TEST(Lifetime, TheTimeLimitStillKills) {
+  Child child = spawn_worker("test.sleep", {});
+  const WaitResult result = wait_interruptibly(child, 0.2);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_EQ(result.status.signal, SIGKILL);
 }
 
 }  // namespace

@@ -179,6 +179,31 @@ TEST(InProcessRunner, WritesTheTraceWhenAsked) {
   std::filesystem::remove_all(pattern);
 }
 
+// A NaN metric was written as null, which the parent could not read: the run was lost ("exited
+// without a record"). Now the metric is left out with a warning, and the run keeps its outcome.
+TEST(ChildRunner, ANonFiniteMetricIsLeftOutWithAWarning) {
+  RunRecord record = run_variant_in_child(request_for("nan-metric"));
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::ok) << record.outcome.message;
+  EXPECT_TRUE(record.matches_expectation);
+  EXPECT_EQ(record.metrics.count("per_element"), 0u);
+  EXPECT_EQ(record.metrics.at("finished_steps"), kRunnerTestSteps);
+  ASSERT_EQ(record.warnings.size(), 1u);
+  EXPECT_NE(record.warnings[0].find("per_element"), std::string::npos) << record.warnings[0];
+}
+
+// A trace that cannot be written is a warning on the record, never the run's outcome.
+TEST(ChildRunner, ATraceWriteFailureKeepsTheOutcome) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  RunRequest request = request_for("oom");
+  request.trace_path = "/dev/full";
+  RunRecord record = run_variant_in_child(request);
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::oom) << record.outcome.message;
+  EXPECT_TRUE(record.matches_expectation);
+  ASSERT_EQ(record.warnings.size(), 1u);
+  EXPECT_EQ(record.warnings[0].rfind(kTraceNotWritten, 0), 0u) << record.warnings[0];
+  EXPECT_EQ(std::filesystem::status("/dev/full").type(), std::filesystem::file_type::character);
+}
+
 TEST(ResolveRun, LayersAllocatorSettings) {
   RunRequest request = request_for("ok");
   request.alloc_conf = "max_split_size_mb:128,expandable_segments:true";

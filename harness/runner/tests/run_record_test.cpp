@@ -1,6 +1,7 @@
 // The run record's JSON: a full round trip, absent values as null, and clear errors.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,7 @@ RunRecord full_record() {
   r.step_seconds = {0.0123456789012345, 1e-9, 3.5};
   r.warmup_steps = 1;
   r.metrics = {{"empty_cache_seconds", 0.000321}, {"segments_created", 17}};
+  r.warnings = {"trace not written: cannot write /dev/full: writing: No space left on device"};
   r.alloc_conf = "max_split_size_mb:128,expandable_segments:false";
   r.expected = "oom";
   r.matches_expectation = true;
@@ -117,7 +119,36 @@ TEST(RunRecord, Version1RecordsWithoutWarmupStepsStillRead) {
   EXPECT_EQ(parsed.schema_version, kRunRecordSchemaVersion);  // read as the current version
   RunRecord expected = full_record();
   expected.warmup_steps = 0;
+  expected.warnings.clear();  // version 1 had none
   EXPECT_TRUE(parsed == expected);
+}
+
+TEST(RunRecord, Version2RecordsWithoutWarningsStillRead) {
+  auto json = to_json(full_record());
+  json["schema_version"] = 2;
+  json.erase("warnings");
+  EXPECT_TRUE(run_record_from_json(json).warnings.empty());
+  json["schema_version"] = kRunRecordSchemaVersion;
+  EXPECT_THROW(run_record_from_json(json), std::runtime_error);  // the current version has them
+}
+
+// JSON has no NaN: nlohmann writes null. A record must still be readable (an older oomlab
+// wrote such nulls and the parent then lost the run), so null metrics are skipped on reading
+// and never written.
+TEST(RunRecord, NonFiniteNumbersAreNeverWrittenAndNullIsTolerated) {
+  RunRecord original = full_record();
+  original.metrics["per_element"] = std::numeric_limits<double>::quiet_NaN();
+  original.throughput.value = std::numeric_limits<double>::infinity();
+  const auto json = to_json(original);
+  EXPECT_TRUE(json["metrics"]["per_element"].is_null());
+  EXPECT_TRUE(json["throughput"]["value"].is_null());
+  const RunRecord parsed = run_record_from_text(json.dump());
+  EXPECT_EQ(parsed.metrics.count("per_element"), 0u);
+  EXPECT_EQ(parsed.metrics.at("segments_created"), 17);
+  EXPECT_EQ(parsed.throughput.value, 0);
+  auto mistyped = json;
+  mistyped["metrics"]["per_element"] = "many";
+  EXPECT_THROW(run_record_from_json(mistyped), std::runtime_error);
 }
 
 TEST(RunRecord, CurrentRecordsNeedAValidWarmupSteps) {

@@ -1,5 +1,6 @@
 // runner-test: registered only inside child_runner_test. Each variant ends one way: ok, oom,
-// error (throws), crash (SIGSEGV, abort) or an exit without a record.
+// error (throws), crash (SIGSEGV, abort), an exit without a record, a hang, or a record with a
+// NaN metric.
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,7 +26,8 @@ class RunnerTestScenario : public Scenario {
             {"segv", "raises SIGSEGV", Expect::ok},
             {"abort", "calls abort()", Expect::ok},
             {"exit", "exits without writing a record", Expect::ok},
-            {"hang", "never ends", Expect::ok}};
+            {"hang", "never ends", Expect::ok},
+            {"nan-metric", "finishes, with a metric that is not a number", Expect::ok}};
   }
   std::string budget(Scale) const override { return "64MiB"; }
   int default_steps(Scale) const override { return kRunnerTestSteps; }
@@ -58,6 +60,7 @@ class RunnerTestScenario : public Scenario {
       context.end_step();
     }
     context.set_metric("finished_steps", context.steps());
+    if (variant == "nan-metric") context.set_metric("per_element", 0.0 / 0.0);  // 0 elements
   }
 };
 
