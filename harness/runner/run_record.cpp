@@ -39,7 +39,7 @@ bool operator==(const Outcome& a, const Outcome& b) {
 }
 bool operator==(const MemoryRecord& a, const MemoryRecord& b) {
   return a.peak_allocated == b.peak_allocated && a.peak_reserved == b.peak_reserved &&
-         a.peak_device_used == b.peak_device_used && a.per_tag_peak == b.per_tag_peak &&
+         a.peak_device_used == b.peak_device_used && a.need == b.need && a.per_tag_peak == b.per_tag_peak &&
          a.num_ooms == b.num_ooms && a.num_alloc_retries == b.num_alloc_retries;
 }
 bool operator==(const Throughput& a, const Throughput& b) {
@@ -48,7 +48,7 @@ bool operator==(const Throughput& a, const Throughput& b) {
 bool operator==(const RunRecord& a, const RunRecord& b) {
   return a.schema_version == b.schema_version && a.scenario == b.scenario &&
          a.variant == b.variant && a.device == b.device && a.budget == b.budget &&
-         a.scale == b.scale && a.steps == b.steps && a.outcome == b.outcome &&
+         a.scale == b.scale && a.knobs == b.knobs && a.steps == b.steps && a.outcome == b.outcome &&
          a.memory == b.memory && a.throughput == b.throughput &&
          a.step_seconds == b.step_seconds && a.warmup_steps == b.warmup_steps &&
          a.metrics == b.metrics && a.warnings == b.warnings &&
@@ -121,6 +121,7 @@ Json to_json(const RunRecord& r) {
                     {"profile", string_or_null(r.budget.profile)},
                     {"text", r.budget.text}};
   json["scale"] = r.scale;
+  json["knobs"] = r.knobs;
   json["steps"] = r.steps;
   json["outcome"] = to_json(r.outcome);
   Json per_tag = Json::object();
@@ -128,6 +129,7 @@ Json to_json(const RunRecord& r) {
   json["memory"] = {{"peak_allocated", r.memory.peak_allocated},
                     {"peak_reserved", r.memory.peak_reserved},
                     {"peak_device_used", r.memory.peak_device_used},
+                    {"need", r.memory.need != 0 ? Json(r.memory.need) : Json(nullptr)},
                     {"per_tag_peak", per_tag},
                     {"num_ooms", r.memory.num_ooms},
                     {"num_alloc_retries", r.memory.num_alloc_retries}};
@@ -178,6 +180,7 @@ RunRecord run_record_from_json(const Json& json) {
   r.budget.text = field<std::string>(budget, "text", "budget.");
 
   r.scale = field<std::string>(json, "scale", "");
+  if (version >= 3) r.knobs = field<std::map<std::string, std::string>>(json, "knobs", "");
   r.steps = field<int>(json, "steps", "");
 
   const Json& outcome = object(json, "outcome", "");
@@ -194,6 +197,7 @@ RunRecord run_record_from_json(const Json& json) {
   r.memory.peak_allocated = field<std::uint64_t>(memory, "peak_allocated", "memory.");
   r.memory.peak_reserved = field<std::uint64_t>(memory, "peak_reserved", "memory.");
   r.memory.peak_device_used = field<std::uint64_t>(memory, "peak_device_used", "memory.");
+  if (version >= 3) r.memory.need = field_or<std::uint64_t>(memory, "need", "memory.", 0);
   r.memory.per_tag_peak =
       field<std::map<std::string, std::uint64_t>>(memory, "per_tag_peak", "memory.");
   r.memory.num_ooms = field<std::uint64_t>(memory, "num_ooms", "memory.");

@@ -1,5 +1,5 @@
 // The JSON record of one variant run (docs/results-schema.md). Schema version 3; versions 1
-// (before `warmup_steps`) and 2 (before `warnings`) are still read.
+// (before `warmup_steps`) and 2 (before `warnings`, `knobs`, `memory.need`) are still read.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -47,6 +47,9 @@ struct MemoryRecord {
   std::uint64_t peak_allocated = 0;
   std::uint64_t peak_reserved = 0;
   std::uint64_t peak_device_used = 0;  // from the device monitor
+  // The peak the run would reach without a cap: on dry the allocator plans on past a failure,
+  // so an OOM run's need is known; on cuda/host it is known only when the run fit (else 0).
+  std::uint64_t need = 0;
   std::map<std::string, std::uint64_t> per_tag_peak;
   std::uint64_t num_ooms = 0;
   std::uint64_t num_alloc_retries = 0;
@@ -66,6 +69,8 @@ struct RunRecord {
   DeviceRecord device;
   BudgetRecord budget;
   std::string scale;
+  // Every knob's value for this run (the variant's, then --set), as text: "batch" -> "24".
+  std::map<std::string, std::string> knobs;
   int steps = 0;  // steps requested
   Outcome outcome;
   MemoryRecord memory;

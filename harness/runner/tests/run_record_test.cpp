@@ -17,11 +17,13 @@ RunRecord full_record() {
   r.device = {"cuda", "NVIDIA H200", "9.0", 150'000'000'000ull, 13000, 13000};
   r.budget = {12'348'030'976ull, "rtx3060-12g", "rtx3060-12g (11.50GiB)"};
   r.scale = "small";
+  r.knobs = {{"batch", "24"}, {"dtype", "bf16"}};
   r.steps = 50;
   r.outcome = {OutcomeStatus::oom, "fragmentation", 12, "CUDA out of memory. Tried to allocate\n2 GiB", 0};
   r.memory.peak_allocated = 9'000'000'123ull;
   r.memory.peak_reserved = 11'000'000'000ull;
   r.memory.peak_device_used = 11'600'000'000ull;
+  r.memory.need = 42'000'000'000ull;
   r.memory.per_tag_peak = {{"activations", 123456}, {"weights", 1ull << 33}, {"other", 0}};
   r.memory.num_ooms = 2;
   r.memory.num_alloc_retries = 3;
@@ -53,7 +55,9 @@ TEST(RunRecord, AbsentValuesAreNullAndRoundTrip) {
   original.throughput = {0, ""};
   original.device.compute_capability = "";
   original.budget.profile = "";
+  original.memory.need = 0;
   auto json = to_json(original);
+  EXPECT_TRUE(json["memory"]["need"].is_null());
   EXPECT_TRUE(json["outcome"]["diagnosis"].is_null());
   EXPECT_TRUE(json["outcome"]["step"].is_null());
   EXPECT_TRUE(json["outcome"]["signal"].is_null());
@@ -114,20 +118,30 @@ TEST(RunRecord, Version1RecordsWithoutWarmupStepsStillRead) {
   auto json = to_json(full_record());
   json["schema_version"] = 1;
   json.erase("warmup_steps");
+  json.erase("warnings");
+  json.erase("knobs");
+  json["memory"].erase("need");
   const RunRecord parsed = run_record_from_json(json);
   EXPECT_EQ(parsed.warmup_steps, 0);
   EXPECT_EQ(parsed.schema_version, kRunRecordSchemaVersion);  // read as the current version
   RunRecord expected = full_record();
   expected.warmup_steps = 0;
-  expected.warnings.clear();  // version 1 had none
+  expected.warnings.clear();  // version 1 had none of these
+  expected.knobs.clear();
+  expected.memory.need = 0;
   EXPECT_TRUE(parsed == expected);
 }
 
-TEST(RunRecord, Version2RecordsWithoutWarningsStillRead) {
+TEST(RunRecord, Version2RecordsWithoutVersion3FieldsStillRead) {
   auto json = to_json(full_record());
   json["schema_version"] = 2;
   json.erase("warnings");
-  EXPECT_TRUE(run_record_from_json(json).warnings.empty());
+  json.erase("knobs");
+  json["memory"].erase("need");
+  const RunRecord parsed = run_record_from_json(json);
+  EXPECT_TRUE(parsed.warnings.empty());
+  EXPECT_TRUE(parsed.knobs.empty());
+  EXPECT_EQ(parsed.memory.need, 0u);
   json["schema_version"] = kRunRecordSchemaVersion;
   EXPECT_THROW(run_record_from_json(json), std::runtime_error);  // the current version has them
 }
