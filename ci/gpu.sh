@@ -1,45 +1,83 @@
 #!/usr/bin/env bash
-# The GPU machine's one script: build the `cuda` preset, run every test (gpu label included),
-# the GPU tests again under compute-sanitizer (memcheck, and racecheck for shared-memory
-# kernels), every benchmark with JSON out, and the suite on cuda. Logs and JSON go to OUTDIR.
+# The GPU machine's one script: build the main preset, run every test (gpu label included), the
+# GPU tests again under compute-sanitizer (memcheck, and racecheck for shared-memory kernels),
+# every benchmark with JSON out, and the suite on cuda; and the other architectures' builds
+# (issue 17). Logs and JSON go to OUTDIR.
 #   usage: ci/gpu.sh OUTDIR [stage ...]
 #   stages: build test sanitize bench suite full weights (default: all but full and weights)
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
+#   The main build is the `cuda` preset: the default architecture list (7.5 to 12.x), whose
+#   sm_90a image the H200 runs; OOMLAB_GPU_PRESET=sm90a builds Hopper only (faster).
+#   archs (issue 17, every GPU) = sm80 ptx80 sm75 noimage, into OUTDIR/<stage>/:
+#     sm80      = sm80-build sm80-test sm80-sanitize sm80-bench sm80-suite: the A100/RTX code
+#                 path (the `sm80` preset: sm_80 SASS + compute_80 PTX, which the H200 JIT-compiles)
+#                 with every test, compute-sanitizer on its kernels, the suite, and
+#                 training_bench / attention_bench / conv_bench beside the main build's in the
+#                 same call (OUTDIR/sm80/*.ratio.md: the cost of the Hopper engines' absence)
+#     ptx80     the `ptx80` preset (compute_80 PTX only): the suite on cuda (JIT path)
+#     sm75      the `sm75` preset (Turing): its GPU tests and the suite on cuda; every run either
+#               matches its story or ends with the capability line (ci/capability_check.py)
+#     noimage   the sm80 build with PTX JIT disabled: no code for this GPU, so the start-up check
+#               must print its one line (device_gpu_test) and `oomlab run --device cuda` exit 2
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="$(mkdir -p "$1" && cd "$1" && pwd)"; shift
 stages=("$@"); ((${#stages[@]})) || stages=(build test sanitize bench suite)
+expanded=()
+for s in "${stages[@]}"; do
+  case $s in
+    archs) expanded+=(sm80-build sm80-test sm80-sanitize sm80-bench sm80-suite ptx80 sm75 noimage) ;;
+    sm80) expanded+=(sm80-build sm80-test sm80-sanitize sm80-bench sm80-suite) ;;
+    *) expanded+=("$s") ;;
+  esac
+done
+stages=("${expanded[@]}")
 want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 export PATH="$PATH:/usr/local/cuda/bin"
-build=build/cuda
+preset=${OOMLAB_GPU_PRESET:-cuda}
+build=build/$preset
 jobs=$(nproc)
 status=0
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }
 fail() { echo "!! FAILED: $*" | tee -a "$out/summary.log"; status=1; }
+# Builds without SASS for this GPU JIT-compile their PTX once per module; keep every result.
+export CUDA_CACHE_MAXSIZE=$((4 << 30))
 
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 # Tests and benchmarks read this: the GPU machine gets the tree without .git.
 export OOMLAB_GIT_COMMIT="${OOMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
 
+# Configure and build a preset (all targets, or those named) into build/<preset>; log to $2.
+build_preset() {  # preset log [target ...]
+  local name=$1 log=$2; shift 2
+  local targets=()
+  (($#)) && targets=(--target "$@")
+  { cmake --preset "$name" && cmake --build --preset "$name" -j "$jobs" "${targets[@]}" -- -k 0; } >"$log" 2>&1
+}
+
 if want build; then
-  step "configure + build (cuda preset)"
-  { cmake --preset cuda && cmake --build --preset cuda -j "$jobs" -- -k 0; } >"$out/build.log" 2>&1 || fail build
+  step "configure + build ($preset preset)"
+  build_preset "$preset" "$out/build.log" || fail build
   tail -n 30 "$out/build.log"
 fi
 
-gpu_test_binaries() {  # test executables that contain GPU tests
-  find "$build" -type f -executable -name '*_test*' ! -name '*.so' | sort | while read -r exe; do
+gpu_test_binaries() {  # build dir: test executables that contain GPU tests
+  find "$1" -type f -executable -name '*_test*' ! -name '*.so' | sort | while read -r exe; do
     "$exe" --gtest_list_tests 2>/dev/null | grep -qiE 'gpu|cuda' && echo "$exe"
   done
 }
 
+run_ctest() {  # build dir, output dir
+  ctest --test-dir "$1" -j "$jobs" --resource-spec-file "$PWD/ci/gpu-resources.json" \
+    --output-on-failure --output-junit "$2/ctest-junit.xml" >"$2/ctest.log" 2>&1
+}
+
 if want test; then
   step "ctest (all labels)"
-  ctest --test-dir "$build" -j "$jobs" --resource-spec-file "$PWD/ci/gpu-resources.json" \
-    --output-on-failure --output-junit "$out/ctest-junit.xml" >"$out/ctest.log" 2>&1 || fail ctest
+  run_ctest "$build" "$out" || fail ctest
   tail -n 15 "$out/ctest.log"
 fi
 
@@ -48,9 +86,9 @@ fi
 # out of racecheck: their async-copy barriers read as hazards there. A binary that never calls
 # CUDA under this filter is not an error.
 sanitize() {
-  local tool=$1 exe=$2 name log
-  name=$(basename "$exe"); log="$out/$tool-$name.log"
-  step "compute-sanitizer $tool $name"
+  local tool=$1 exe=$2 dir=$3 name log
+  name=$(basename "$exe"); log="$dir/$tool-$name.log"
+  step "compute-sanitizer $tool $exe"
   local extra=()
   [[ $tool == memcheck ]] && extra=(--report-api-errors no --leak-check full)
   [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=nvjet)
@@ -65,17 +103,31 @@ sanitize() {
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1
 }
 
-if want sanitize; then
-  for exe in $(gpu_test_binaries); do
+sanitize_build() {  # build dir, output dir, regex the binary's name must match (. for all)
+  for exe in $(gpu_test_binaries "$1"); do
     # spawn's tests orchestrate processes around kernels sanitized elsewhere; under memcheck
     # every worker start takes seconds, so they are left out.
     [[ "$(basename "$exe")" == spawn* ]] && continue
-    sanitize memcheck "$exe"
+    [[ "$(basename "$exe")" =~ $3 ]] || continue
+    sanitize memcheck "$exe" "$2"
     case "$(basename "$exe")" in
-      *attention* | *conv* | *transformer* | *core*) sanitize racecheck "$exe" ;;
+      *attention* | *conv* | *transformer* | *core*) sanitize racecheck "$exe" "$2" ;;
     esac
   done
+}
+
+if want sanitize; then
+  sanitize_build "$build" "$out" .
 fi
+
+run_bench() {  # executable, output json path
+  local exe=$1 json=$2 log=${2%.json}.log
+  # 0.1 s a benchmark: conv_bench alone has 120 (problems x dtypes x passes x ours/mma.sync/cuDNN).
+  "$exe" --benchmark_out="$json" --benchmark_out_format=json \
+    --benchmark_min_time="${OOMLAB_BENCH_MIN_TIME:-0.1s}" \
+    --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
+    ${OOMLAB_BENCH_FILTER:+--benchmark_filter="$OOMLAB_BENCH_FILTER"} >"$log" 2>&1
+}
 
 if want bench; then
   for exe in $(find "$build" -type f -executable -name '*_bench' | sort); do
@@ -83,11 +135,7 @@ if want bench; then
     # OOMLAB_BENCHES="a_bench b_bench" runs only those (a short call measures what changed).
     [[ -n "${OOMLAB_BENCHES:-}" && " $OOMLAB_BENCHES " != *" $name "* ]] && continue
     step "benchmark $name"
-    # 0.1 s a benchmark: conv_bench alone has 120 (problems x dtypes x passes x ours/mma.sync/cuDNN).
-    "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
-      --benchmark_min_time="${OOMLAB_BENCH_MIN_TIME:-0.1s}" \
-      --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
-      >"$out/$name.log" 2>&1 || fail "benchmark $name"
+    run_bench "$exe" "$out/$name.json" || fail "benchmark $name"
     tail -n 40 "$out/$name.log"
   done
 fi
@@ -96,6 +144,98 @@ if want suite; then
   step "oomlab suite (cuda small + dry full)"
   "$build/harness/cli/oomlab" suite --out-dir "$out/suite" >"$out/suite.log" 2>&1 || fail suite
   cat "$out/suite.log"
+fi
+
+# ---- issue 17: the other architectures' builds, each into $out/<stage>/ ----
+
+sm80=build/sm80
+if want sm80-build; then
+  mkdir -p "$out/sm80"
+  step "configure + build (sm80 preset: sm_80 SASS + compute_80 PTX, JIT-compiled here)"
+  build_preset sm80 "$out/sm80/build.log" || fail "sm80 build"
+  tail -n 5 "$out/sm80/build.log"
+fi
+
+if want sm80-test; then
+  mkdir -p "$out/sm80"
+  step "sm80: ctest (all labels)"
+  run_ctest "$sm80" "$out/sm80" || fail "sm80 ctest"
+  tail -n 15 "$out/sm80/ctest.log"
+fi
+
+if want sm80-sanitize; then  # the kernels' GPU tests: the code an A100 runs
+  mkdir -p "$out/sm80"
+  sanitize_build "$sm80" "$out/sm80" 'attention|conv|transformer|core'
+fi
+
+if want sm80-bench; then  # the same three benchmarks from both builds, interleaved, one call
+  mkdir -p "$out/sm80"
+  for name in ${OOMLAB_SM80_BENCHES:-training_bench attention_bench conv_bench}; do
+    main_exe=$(find "$build" -type f -executable -name "$name" | head -1)
+    sm80_exe=$(find "$sm80" -type f -executable -name "$name" | head -1)
+    if [[ -z $main_exe || -z $sm80_exe ]]; then fail "sm80-bench: $name not built in $build and $sm80"; continue; fi
+    step "benchmark $name: $preset build (sm_90a image) then sm80 build"
+    run_bench "$main_exe" "$out/sm80/$name.90a.json" || fail "benchmark $name ($preset)"
+    run_bench "$sm80_exe" "$out/sm80/$name.sm80.json" || fail "benchmark $name (sm80)"
+    python3 ci/bench_ratio.py "$out/sm80/$name.90a.json" "$out/sm80/$name.sm80.json" \
+      >"$out/sm80/$name.ratio.md" || fail "ratio $name"
+    head -n 40 "$out/sm80/$name.ratio.md"
+  done
+fi
+
+if want sm80-suite; then
+  mkdir -p "$out/sm80"
+  step "sm80: oomlab suite (cuda small + dry full)"
+  "$sm80/harness/cli/oomlab" suite --out-dir "$out/sm80/suite" >"$out/sm80/suite.log" 2>&1 || fail "sm80 suite"
+  tail -n 30 "$out/sm80/suite.log"
+fi
+
+if want ptx80; then  # PTX only: every kernel JIT-compiled by the driver
+  mkdir -p "$out/ptx80"
+  step "configure + build (ptx80 preset: compute_80 PTX only) oomlab, device_gpu_test"
+  if build_preset ptx80 "$out/ptx80/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
+    build/ptx80/harness/device/tests/device_gpu_test --gtest_filter='CudaCodeGpu.*' \
+      >"$out/ptx80/device_gpu_test.log" 2>&1 || fail "ptx80 CudaCodeGpu"
+    grep -E "runs|PASSED|FAILED" "$out/ptx80/device_gpu_test.log"
+    step "ptx80: oomlab suite --device cuda"
+    build/ptx80/harness/cli/oomlab suite --device cuda --out-dir "$out/ptx80/suite" \
+      >"$out/ptx80/suite.log" 2>&1 || fail "ptx80 suite"
+    tail -n 30 "$out/ptx80/suite.log"
+  else
+    fail "ptx80 build"; tail -n 20 "$out/ptx80/build.log"
+  fi
+fi
+
+if want sm75; then  # Turing: runs, or ends with the capability line
+  mkdir -p "$out/sm75"
+  step "configure + build (sm75 preset: sm_75 SASS + compute_75 PTX) oomlab and two GPU tests"
+  if build_preset sm75 "$out/sm75/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
+    for exe in build/sm75/harness/device/tests/device_gpu_test build/sm75/kernels/core/tests/kernels_core_gpu_test; do
+      "$exe" >"$out/sm75/$(basename "$exe").log" 2>&1 || fail "sm75 $(basename "$exe")"
+      grep -E "^(cuda|attention|conv|matmul)|runs .* of this binary|PASSED|FAILED" "$out/sm75/$(basename "$exe").log"
+    done
+    step "sm75: oomlab suite --device cuda"
+    build/sm75/harness/cli/oomlab suite --device cuda --out-dir "$out/sm75/suite" >"$out/sm75/suite.log" 2>&1
+    python3 ci/capability_check.py "$out/sm75/suite" | tee "$out/sm75/capability_check.txt" || fail "sm75 suite"
+  else
+    fail "sm75 build"; tail -n 20 "$out/sm75/build.log"
+  fi
+fi
+
+if want noimage; then  # the sm80 build with its PTX JIT off: no code this GPU can run
+  mkdir -p "$out/noimage"
+  step "noimage: sm80 build, CUDA_DISABLE_PTX_JIT=1: the start-up line"
+  CUDA_DISABLE_PTX_JIT=1 OOMLAB_EXPECT_NO_CUDA_CODE=1 "$sm80/harness/device/tests/device_gpu_test" \
+    --gtest_filter='CudaCodeGpu.MissingCodeIsOneLine' >"$out/noimage/device_gpu_test.log" 2>&1 ||
+    fail "noimage device_gpu_test"
+  grep -E "no GPU code|PASSED|FAILED" "$out/noimage/device_gpu_test.log"
+  CUDA_DISABLE_PTX_JIT=1 "$sm80/harness/cli/oomlab" run fragmentation --variant fixed --device cuda \
+    >"$out/noimage/oomlab-run.log" 2>&1
+  rc=$?
+  echo "oomlab run exit $rc: $(head -c 400 "$out/noimage/oomlab-run.log")" | tee -a "$out/summary.log"
+  if ((rc != 2)) || ! grep -q "no GPU code" "$out/noimage/oomlab-run.log"; then
+    fail "noimage: oomlab run (exit $rc, wanted 2 and the start-up line)"
+  fi
 fi
 
 # One full-scale variant on cuda, its record (with the profiled ranges) under $out/full, a time

@@ -1,9 +1,13 @@
-// oomlab list: every scenario with its budgets and steps per scale and each variant's story.
+// oomlab list [SCENARIO]: every scenario with its budgets and steps per scale and each variant's
+// story; with a scenario, also its knobs (what --set takes) and each variant's values.
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/budget.hpp"
+#include "harness/runner/runner.hpp"
 #include "harness/runner/scenario.hpp"
 
 namespace oomlab::cli {
@@ -18,25 +22,85 @@ std::string describe_budget(const std::string& text) {
   }
 }
 
+void print_scenario(const Scenario& scenario) {
+  std::printf("%s  %s\n", scenario.name().c_str(), scenario.summary().c_str());
+  for (Scale scale : {Scale::tiny, Scale::small, Scale::full}) {
+    std::printf("  %-5s  budget %-28s  %d steps\n", scale_name(scale),
+                describe_budget(scenario.budget(scale)).c_str(), scenario.default_steps(scale));
+  }
+  for (const VariantSpec& variant : scenario.variants()) {
+    std::printf("    %-22s expect %-5s  %s\n", variant.name.c_str(), expect_name(variant.expected),
+                variant.description.c_str());
+  }
+  std::string knobs;
+  for (const KnobSpec& knob : scenario.knobs()) knobs += (knobs.empty() ? "" : ", ") + knob.name;
+  if (!knobs.empty()) std::printf("  knobs: %s (oomlab list %s)\n", knobs.c_str(), scenario.name().c_str());
+}
+
+// The knobs, then one row per variant with its values at `scale`.
+void print_knobs(const Scenario& scenario, Scale scale) {
+  const std::vector<KnobSpec> knobs = scenario.knobs();
+  if (knobs.empty()) {
+    std::printf("\n%s has no knobs.\n", scenario.name().c_str());
+    return;
+  }
+  std::printf("\nknobs (oomlab run %s --set name=value,...):\n", scenario.name().c_str());
+  for (const KnobSpec& knob : knobs) {
+    std::printf("  %-14s %s\n  %-14s %s\n", knob.name.c_str(), knob.description.c_str(), "",
+                knob.accepted().c_str());
+  }
+  std::printf("\nvalues at scale %s:\n", scale_name(scale));
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"variant"};
+  for (const KnobSpec& knob : knobs) header.push_back(knob.name);
+  rows.push_back(header);
+  for (const VariantSpec& variant : scenario.variants()) {
+    const auto values = scenario.variant_knobs(variant.name, scale);
+    std::vector<std::string> row = {variant.name};
+    for (const KnobSpec& knob : knobs) {
+      auto it = values.find(knob.name);
+      row.push_back(it == values.end() ? "-" : it->second);
+    }
+    rows.push_back(row);
+  }
+  std::vector<std::size_t> width(header.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += " " + row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size(), ' ') : "");
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 }  // namespace
 
-int list_command() {
+int list_command(const ListOptions& options) {
+  if (!options.scenario.empty()) {
+    const Scenario* scenario = ScenarioRegistry::instance().find(options.scenario);
+    if (!scenario) {
+      try {
+        RunRequest request;
+        request.scenario = options.scenario;
+        resolve_run(request);  // throws naming the scenario and listing the valid ones
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
+    print_scenario(*scenario);
+    print_knobs(*scenario, scale_option(options.scale));
+    return 0;
+  }
   auto scenarios = ScenarioRegistry::instance().all();
   if (scenarios.empty()) {
     std::printf("no scenarios registered\n");
     return 0;
   }
   for (const Scenario* scenario : scenarios) {
-    std::printf("%s  %s\n", scenario->name().c_str(), scenario->summary().c_str());
-    for (Scale scale : {Scale::tiny, Scale::small, Scale::full}) {
-      std::printf("  %-5s  budget %-28s  %d steps\n", scale_name(scale),
-                  describe_budget(scenario->budget(scale)).c_str(),
-                  scenario->default_steps(scale));
-    }
-    for (const VariantSpec& variant : scenario->variants()) {
-      std::printf("    %-22s expect %-5s  %s\n", variant.name.c_str(),
-                  expect_name(variant.expected), variant.description.c_str());
-    }
+    print_scenario(*scenario);
     std::printf("\n");
   }
   return 0;

@@ -30,6 +30,51 @@ double timeout_option(double seconds) {
   return seconds;
 }
 
+KnobSettings knob_settings_option(const std::vector<std::string>& sets) {
+  try {
+    std::string joined;
+    for (const std::string& set : sets) {
+      if (set.empty()) throw std::invalid_argument("--set needs knob=value pairs, e.g. batch=24");
+      joined += (joined.empty() ? "" : ",") + set;
+    }
+    return parse_knob_settings(joined);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+RunRequest question_request(const QuestionOptions& options) {
+  RunRequest request;
+  request.scenario = options.scenario;
+  request.device = DeviceKind::dry;
+  device_option(options.device);  // validated: cuda/host confirm the answer afterwards
+  request.scale = scale_option(options.scale);
+  request.budget = options.budget;
+  request.alloc_conf = options.alloc_conf;
+  request.set = knob_settings_option(options.set);
+  request.progress = false;
+  if (!options.out_path.empty()) require_writable("--out", options.out_path);
+  try {
+    const Scenario* scenario = ScenarioRegistry::instance().find(options.scenario);
+    if (scenario && options.variant.empty()) {
+      // The question is usually about the story's failing run.
+      for (const VariantSpec& variant : scenario->variants()) {
+        if (variant.expected == Expect::oom) {
+          request.variant = variant.name;
+          break;
+        }
+      }
+      if (request.variant.empty()) request.variant = scenario->variants().front().name;
+    } else {
+      request.variant = options.variant;
+    }
+    resolve_run(request);  // every setting, before any probe
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return request;
+}
+
 void require_writable(const char* option, const std::string& path) {
   std::string why = why_not_writable(path);
   if (!why.empty()) throw UsageError(std::string(option) + " " + path + ": cannot write (" + why + ")");

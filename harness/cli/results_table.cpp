@@ -1,10 +1,13 @@
 #include "harness/cli/results_table.hpp"
 
 #include <algorithm>
-#include <array>
 #include <string>
+#include <vector>
 
+#include "harness/memory/alloc_config.hpp"
+#include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/runner/knobs.hpp"
 
 namespace oomlab::cli {
 
@@ -30,38 +33,49 @@ std::string throughput_text(const Throughput& throughput) {
   return text;
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 }  // namespace
 
-void print_results_table(const std::vector<RunRecord>& records, std::FILE* out) {
-  constexpr std::size_t kColumns = 10;
-  using Row = std::array<std::string, kColumns>;
-  std::vector<Row> rows = {{"scenario", "variant", "device", "scale", "outcome", "expected",
-                            "match", "peak alloc", "peak reserved", "throughput"}};
+void print_results_table(const std::vector<RunRecord>& records, std::FILE* out, TableKind kind) {
+  const bool story = kind == TableKind::story;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"scenario", "variant", "device", "scale", "outcome"};
+  if (story) header.insert(header.end(), {"expected", "match"});
+  header.insert(header.end(), {"budget", "need", "peak alloc", "peak reserved", "throughput"});
+  rows.push_back(header);
   for (const RunRecord& r : records) {
-    rows.push_back({r.scenario, r.variant, r.device.kind, r.scale, outcome_text(r),
-                    r.expected.c_str(), r.matches_expectation ? "yes" : "NO",
-                    format_size(r.memory.peak_allocated), format_size(r.memory.peak_reserved),
-                    throughput_text(r.throughput)});
+    std::vector<std::string> row = {r.scenario, r.variant, r.device.kind, r.scale, outcome_text(r)};
+    if (story) row.insert(row.end(), {r.expected, r.matches_expectation ? "yes" : "NO"});
+    row.insert(row.end(), {memory::format_budget(r.budget.bytes),
+                           r.memory.need > 0 ? format_size(r.memory.need) : "-",
+                           format_size(r.memory.peak_allocated), format_size(r.memory.peak_reserved),
+                           throughput_text(r.throughput)});
+    rows.push_back(row);
   }
-  std::array<std::size_t, kColumns> width{};
-  for (const Row& row : rows) {
-    for (std::size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
+  std::vector<std::size_t> width(header.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   }
-  for (const Row& row : rows) {
+  for (const auto& row : rows) {
     std::string line;
-    for (std::size_t c = 0; c < kColumns; ++c) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
       line += row[c];
-      if (c + 1 < kColumns) line += std::string(width[c] - row[c].size() + 2, ' ');
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
     }
     std::fprintf(out, "%s\n", line.c_str());
   }
+  // What the user needs to act on a failure: the knobs it ran with, the shortfall, the message
+  // with its diagnosis and remedy (for an OOM) or how it failed.
   for (const RunRecord& r : records) {
-    if (r.outcome.status == OutcomeStatus::crash || r.outcome.status == OutcomeStatus::error) {
-      std::fprintf(out, "%s/%s on %s: %s\n", r.scenario.c_str(), r.variant.c_str(),
-                   r.device.kind.c_str(), first_line(r.outcome.message).c_str());
+    if (r.outcome.status == OutcomeStatus::ok) continue;
+    std::fprintf(out, "\n%s/%s on %s/%s%s:\n", r.scenario.c_str(), r.variant.c_str(),
+                 r.device.kind.c_str(), r.scale.c_str(),
+                 r.knobs.empty() ? "" : (" (" + describe_knobs(r.knobs) + ")").c_str());
+    if (r.memory.need > 0 && r.budget.bytes != memory::AllocatorConfig::kUnlimited &&
+        r.memory.need > r.budget.bytes) {
+      std::fprintf(out, "  needs %s, budget %s, short by %s\n", format_size(r.memory.need).c_str(),
+                   format_size(r.budget.bytes).c_str(), format_size(r.memory.need - r.budget.bytes).c_str());
     }
+    std::fprintf(out, "  %s\n", r.outcome.message.empty() ? "(no message)" : r.outcome.message.c_str());
   }
 }
 

@@ -11,6 +11,8 @@
 #include "harness/cli/results_table.hpp"
 #include "harness/cli/suite_folder.hpp"
 #include "harness/process/lifetime.hpp"
+#include "harness/report/baseline_file.hpp"
+#include "harness/report/written_files.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
 
@@ -126,10 +128,14 @@ int suite_command(const SuiteOptions& options) {
   write_summary(false);
 
   process::InterruptGuard interrupts;  // Ctrl-C: the running child first, then the suite
+  std::size_t oom_dumps = 0;  // compare and report
   std::vector<RunRecord> records;
   try {
     for (std::size_t i = 0; i < requests.size(); ++i) {
-      RunRecord record = run_variant_in_child(requests[i]);
+      RunRequest request = requests[i];
+      if (!options.no_oom_dump) request.oom_dump_path = report::oom_dump_path_beside(folder.file(planned[i]), "");
+      RunRecord record = run_variant_in_child(request);
+      oom_dumps += report::written_file_notes(request, record).size();  // compare and report
       try {
         write_file_atomically(folder.file(planned[i]), to_json(record).dump(2) + "\n");
       } catch (const std::runtime_error& e) {
@@ -156,6 +162,15 @@ int suite_command(const SuiteOptions& options) {
   write_summary(true);
 
   if (records.empty()) std::printf("no scenarios registered\n");
+  if (oom_dumps > 0) {  // compare and report
+    std::fprintf(stderr, "oomlab: %zu OOM dump(s) written beside their records in %s (<record>.oom.json: the last "
+                 "allocator events and every segment at the OOM; --no-oom-dump turns them off)\n", oom_dumps, folder.path().c_str());
+  }
+  if (options.update_baselines) {  // compare and report: harness/report/baseline_file.hpp
+    for (const std::string& baselines : report::update_baselines(records)) {
+      std::fprintf(stderr, "oomlab: baselines written to %s\n", baselines.c_str());
+    }
+  }
   print_results_table(records, stdout);
   print_warnings(records, stderr);
   return all_match ? 0 : 1;

@@ -55,6 +55,7 @@ DeviceInfo cuda_device_info() {
   info.compute_major = props.major;
   info.compute_minor = props.minor;
   info.total_memory = props.totalGlobalMem;
+  info.max_shared_bytes_per_block = props.sharedMemPerBlockOptin;
   OOMLAB_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   OOMLAB_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   return info;

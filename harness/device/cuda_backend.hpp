@@ -17,6 +17,16 @@ int cuda_device_count(std::string* why);
 
 DeviceInfo cuda_device_info();
 
+// Whether the driver can load this binary's device code on the current GPU: a kernel built like
+// every other, asked with cudaFuncGetAttributes (cuda_code_probe.cu). Never throws.
+struct CudaCodeProbe {
+  bool loaded = false;
+  int ptx_version = 0;     // the PTX architecture the loaded code came from: 75, 80, 90
+  int binary_version = 0;  // the SASS it runs as: 90 for compute_80 PTX JIT-compiled on an H200
+  std::string error;       // the cudaError name when !loaded ("cudaErrorNoKernelImageForDevice")
+};
+CudaCodeProbe cuda_probe_code();
+
 memory::StreamHandle cuda_create_stream();
 void cuda_destroy_stream(memory::StreamHandle stream);
 void cuda_copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind,

@@ -31,6 +31,8 @@ struct DeviceInfo {
   std::size_t total_memory = 0;   // device memory (cuda), physical RAM (host), 0 (dry)
   int driver_version = 0;         // CUDA driver / runtime as reported (e.g. 13000), 0 elsewhere
   int runtime_version = 0;
+  // cuda: the dynamic shared memory one block may opt in to (227 KiB on 9.0, 99 KiB on 8.6/8.9)
+  std::size_t max_shared_bytes_per_block = 0;
 };
 DeviceInfo query_device_info(DeviceKind kind);
 

@@ -9,7 +9,8 @@ namespace oomlab {
 
 DeviceMonitor::DeviceMonitor(Device& device, std::chrono::milliseconds interval,
                              std::size_t simulated_context_bytes)
-    : interval_(interval.count() > 0 ? interval : std::chrono::milliseconds(1)) {
+    : interval_(interval.count() > 0 ? interval : std::chrono::milliseconds(1)),
+      trace_(device.allocator().trace()) {
   if (device.is_cuda()) {
     // Made here, on the caller's thread, so the probe sees the run's current device.
     auto probe = std::make_shared<detail::CudaUsedMemoryProbe>();
@@ -24,6 +25,18 @@ DeviceMonitor::DeviceMonitor(Device& device, std::chrono::milliseconds interval,
     };
   }
   sample();  // a value exists even when the run is shorter than one interval
+  if (device.is_cuda()) {
+    trace_.set_observer([this](const memory::TraceEvent&) {
+      event_samples_.fetch_add(1);
+      sample();
+    });
+  } else {
+    // Under the allocator's lock: the event's own reserved bytes, not a stats() call.
+    trace_.set_observer([this, simulated_context_bytes](const memory::TraceEvent& event) {
+      event_samples_.fetch_add(1);
+      keep(static_cast<std::size_t>(event.reserved_after > 0 ? event.reserved_after : 0) + simulated_context_bytes);
+    });
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -35,6 +48,7 @@ void DeviceMonitor::stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  trace_.set_observer(nullptr);
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   sample();
@@ -51,18 +65,25 @@ void DeviceMonitor::sample() {
     if (failed_) return;
   }
   try {
-    std::size_t used = read_used_();
-    last_used_.store(used);
-    std::size_t peak = peak_used_.load();
-    while (used > peak && !peak_used_.compare_exchange_weak(peak, used)) {
-    }
-    samples_.fetch_add(1);
+    keep(read_used_());
   } catch (const std::exception& e) {
     // A monitor must never take the run down: remember why and stop sampling.
     std::lock_guard<std::mutex> lock(mutex_);
     failed_ = true;
     error_ = e.what();
   }
+}
+
+void DeviceMonitor::keep(std::size_t used) {
+  last_used_.store(used);
+  std::size_t peak = peak_used_.load();
+  while (used > peak && !peak_used_.compare_exchange_weak(peak, used)) {
+  }
+  samples_.fetch_add(1);
+}
+
+std::string DeviceMonitor::describe() const {
+  return method_ + " at every segment map/unmap, step and OOM, and every " + std::to_string(interval_.count()) + " ms";
 }
 
 void DeviceMonitor::loop() {

@@ -18,6 +18,11 @@ int cuda_device_count(std::string* why) {
 }
 
 DeviceInfo cuda_device_info() { built_without_cuda(); }
+CudaCodeProbe cuda_probe_code() {
+  CudaCodeProbe probe;
+  probe.error = "built without CUDA";
+  return probe;
+}
 memory::StreamHandle cuda_create_stream() { built_without_cuda(); }
 void cuda_destroy_stream(memory::StreamHandle) { built_without_cuda(); }
 void cuda_copy_async(void*, const void*, std::size_t, CopyKind, memory::StreamHandle) {

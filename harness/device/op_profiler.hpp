@@ -1,4 +1,5 @@
-// Where a step's device time goes, by named range: call sites open a ProfileRange ("attn.core",
+// Where a step's device time goes, by named range (each range is also a memory site, so an OOM
+// inside it says where): call sites open a ProfileRange ("attn.core",
 // "mlp.down.backward"), an OpProfiler active on the thread times each range on the device's
 // compute stream (CUDA events on cuda; the wall clock on host, whose kernels are synchronous;
 // nothing on dry) and sums them by name. With no active profiler a ProfileRange costs a branch,
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "harness/device/device.hpp"
+#include "harness/memory/site.hpp"
 
 namespace oomlab {
 
@@ -57,10 +59,12 @@ class OpProfiler {
 class ProfileRange {
  public:
   explicit ProfileRange(const char* name) : profiler_(OpProfiler::active()) {
+    memory::push_site(name);  // an OOM inside names the range (site.hpp)
     if (profiler_) profiler_->begin(name);
   }
   ~ProfileRange() {
     if (profiler_) profiler_->end();
+    memory::pop_site();
   }
   ProfileRange(const ProfileRange&) = delete;
   ProfileRange& operator=(const ProfileRange&) = delete;
@@ -74,15 +78,19 @@ class ProfileRange {
 class ProfilePhases {
  public:
   explicit ProfilePhases(const char* first) : profiler_(OpProfiler::active()) {
+    memory::push_site(first);
     if (profiler_) profiler_->begin(first);
   }
   void next(const char* name) {
+    memory::pop_site();
+    memory::push_site(name);
     if (!profiler_) return;
     profiler_->end();
     profiler_->begin(name);
   }
   ~ProfilePhases() {
     if (profiler_) profiler_->end();
+    memory::pop_site();
   }
   ProfilePhases(const ProfilePhases&) = delete;
   ProfilePhases& operator=(const ProfilePhases&) = delete;

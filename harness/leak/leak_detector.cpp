@@ -172,14 +172,56 @@ void LeakDetector::refit() {
   if (!first_detection_) first_detection_ = verdict_;
 }
 
+std::optional<LeakVerdict> LeakDetector::growth_under_way() const {
+  constexpr std::size_t kMinBoundaries = 3;  // two rises in a row: more than one odd step
+  if (samples_.size() < kMinBoundaries) return std::nullopt;
+  for (std::size_t i = 1; i < samples_.size(); ++i) {
+    if (samples_[i].allocated <= samples_[i - 1].allocated) return std::nullopt;
+  }
+  const LeakSample& first = samples_.front();
+  const LeakSample& last = samples_.back();
+  const double steps = static_cast<double>(std::max<std::int64_t>(1, last.step - first.step));
+  LeakVerdict evidence;
+  evidence.step = last.step;
+  evidence.bytes_per_step = rounded(static_cast<double>(last.allocated - first.allocated) / steps);
+  std::int64_t best_tag_rise = -1;
+  for (memory::Tag tag : memory::all_tags()) {
+    const auto t = static_cast<int>(tag);
+    const std::int64_t rise = last.tag_allocated[t] - first.tag_allocated[t];
+    if (rise > best_tag_rise) {
+      best_tag_rise = rise;
+      evidence.tag = tag;
+    }
+  }
+  std::int64_t best_site_rise = 0;
+  for (const auto& [label, series] : site_bytes_) {
+    const std::int64_t rise = series.back() - series.front();
+    if (rise > best_site_rise) {
+      best_site_rise = rise;
+      evidence.site = label;
+      evidence.site_bytes_per_step = rounded(static_cast<double>(rise) / steps);
+    }
+  }
+  return evidence;
+}
+
 memory::OomInfo LeakDetector::explain(const memory::OomInfo& info) const {
   const LeakVerdict* leak = verdict_.leak ? &verdict_ : (first_detection_ ? &*first_detection_ : nullptr);
-  if (leak == nullptr) return info;
+  std::optional<LeakVerdict> early;
+  if (leak == nullptr) {
+    early = growth_under_way();
+    if (!early) return info;
+    leak = &*early;
+  }
   memory::OomInfo explained = info;
   explained.diagnosis = memory::Diagnosis::leak;
   memory::diagnose(explained);
-  explained.remedy = "memory grew " + format_size_delta(leak->bytes_per_step) + " every step in tag " +
-                     memory::tag_name(leak->tag) +
+  const std::string evidence =
+      early ? " so far (" + std::to_string(samples_.size()) + " step boundaries, each above the last: "
+                  "not yet confirmed by the detector's window)"
+            : "";
+  explained.remedy = "memory grew " + format_size_delta(leak->bytes_per_step) + " every step" + evidence +
+                     " in tag " + memory::tag_name(leak->tag) +
                      (leak->site.empty() ? std::string() : " at '" + leak->site + "'") +
                      ": the program keeps device tensors across steps. Drop the references once "
                      "used, keep host scalars (.item()) for statistics, or move what must outlive "

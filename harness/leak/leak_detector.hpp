@@ -73,7 +73,9 @@ class LeakDetector {
   bool sites_complete() const { return sites_complete_; }
 
   // The OOM's numbers with Diagnosis::leak and a remedy naming the tag and site, when a leak
-  // has been detected; otherwise `info` unchanged.
+  // has been detected, or, before the fit's window is full, when growth is under way (every
+  // step boundary so far, at least 3, above the one before: the evidence is given as such);
+  // otherwise `info` unchanged.
   memory::OomInfo explain(const memory::OomInfo& info) const;
   // Throws OomError(explain(error.info())).
   [[noreturn]] void rethrow(const memory::OomError& error) const;
@@ -85,6 +87,7 @@ class LeakDetector {
   std::uint64_t next_trace_sequence() const;
   void read_trace(LeakSample& sample);
   void refit();
+  std::optional<LeakVerdict> growth_under_way() const;
 
   struct SiteSpan {
     std::size_t id = 0;

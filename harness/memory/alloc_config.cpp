@@ -38,6 +38,19 @@ std::size_t parse_megabytes(std::string_view text, std::string_view value) {
   return mb * MiB;
 }
 
+// trace_capacity: events the trace keeps (a whole number; 0 keeps none).
+std::size_t parse_event_count(std::string_view text, std::string_view value) {
+  constexpr std::size_t kMaxEvents = std::size_t{1} << 32;
+  if (value.empty()) reject(text, "trace_capacity needs a value");
+  std::size_t events = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9') reject(text, "trace_capacity must be a whole number of events, not " + quote_user_text(value));
+    events = events * 10 + static_cast<std::size_t>(c - '0');
+    if (events > kMaxEvents) reject(text, "trace_capacity is too large (at most " + std::to_string(kMaxEvents) + " events)");
+  }
+  return events;
+}
+
 bool parse_bool(std::string_view text, std::string_view key, std::string_view value) {
   if (value == "true" || value == "True" || value == "1") return true;
   if (value == "false" || value == "False" || value == "0") return false;
@@ -62,6 +75,7 @@ std::string AllocatorConfig::to_string() const {
   if (max_split_size != kUnlimited) out += "max_split_size_mb:" + std::to_string(max_split_size / MiB);
   if (!out.empty()) out += ",";
   out += std::string("expandable_segments:") + (expandable_segments ? "true" : "false");
+  if (trace_capacity != AllocatorConfig{}.trace_capacity) out += ",trace_capacity:" + std::to_string(trace_capacity);
   return out;
 }
 
@@ -87,9 +101,11 @@ AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig config) 
       config.max_split_size = parse_megabytes(text, value);
     } else if (key == "expandable_segments") {
       config.expandable_segments = parse_bool(text, key, value);
+    } else if (key == "trace_capacity") {
+      config.trace_capacity = parse_event_count(text, value);
     } else {
       reject(text, "unknown key " + quote_user_text(key) +
-                       " (known: max_split_size_mb, expandable_segments)");
+                       " (known: max_split_size_mb, expandable_segments, trace_capacity)");
     }
   }
   return config;

@@ -21,7 +21,8 @@ struct AllocatorConfig {
 };
 
 // Parses the OOMLAB_ALLOC_CONF syntax over `base`. Keys: max_split_size_mb (>= 20),
-// expandable_segments (true|false). A key in `text` overrides `base` (--alloc-conf over the
+// expandable_segments (true|false), trace_capacity (events the trace keeps, default 65536).
+// A key in `text` overrides `base` (--alloc-conf over the
 // environment); a key given twice in `text` is an error. Throws std::invalid_argument naming
 // the bad key or value.
 AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig base = {});

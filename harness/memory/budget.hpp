@@ -2,6 +2,7 @@
 // 12 GiB card reproduces on any larger card, on host, and on dry.
 #pragma once
 #include <cstddef>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,10 @@ struct GpuProfile {
 
 const std::vector<GpuProfile>& gpu_profiles();
 const GpuProfile* find_gpu_profile(std::string_view name);
+
+// The profiles as a table, one line each (name, card memory, context, budget, card), for
+// `oomlab list --profiles`.
+void print_gpu_profiles(std::FILE* out);
 
 struct Budget {
   std::size_t bytes = 0;        // cap on the allocator's reserved bytes; AllocatorConfig::kUnlimited: none

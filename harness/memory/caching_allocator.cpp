@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "harness/memory/budget.hpp"
+#include "harness/memory/site.hpp"
 #include "harness/memory/size.hpp"
 
 namespace oomlab::memory {
@@ -551,6 +552,9 @@ struct CachingAllocator::Impl {
     // Device memory outside the allocator matters only when the device itself refused.
     info.external = config.simulated_external + (source_refused ? source.external_bytes() : 0);
     info.tag = tag;
+    info.site = current_site();
+    info.max_split_size_set = config.max_split_size != AllocatorConfig::kUnlimited;
+    info.expandable_segments = config.expandable_segments && source.supports_expandable();
     for (Tag t : all_tags()) {
       info.tag_allocated[static_cast<int>(t)] = static_cast<std::size_t>(stats.tag(t).current);
     }

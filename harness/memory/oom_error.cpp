@@ -61,23 +61,52 @@ std::string capacity_remedy(const OomInfo& info) {
 
 }  // namespace
 
+namespace {
+
+// The fragmentation remedies, without those already in use.
+std::string fragmentation_remedy(const OomInfo& info) {
+  std::string remedy;
+  if (!info.max_split_size_set) {
+    remedy += "set OOMLAB_ALLOC_CONF=max_split_size_mb:<just above your common block size> so large "
+              "cached blocks are not split; ";
+  }
+  if (!info.expandable_segments) {
+    remedy += "set expandable_segments:true so freed space coalesces into one mapped range; ";
+  }
+  remedy += "call empty_cache() at phase boundaries (between training and validation)";
+  if (info.max_split_size_set && info.expandable_segments) {
+    remedy += "; max_split_size_mb and expandable segments are already on, so lowering the peak "
+              "(a smaller batch) is what is left";
+  }
+  return remedy;
+}
+
+}  // namespace
+
 void diagnose(OomInfo& info) {
-  std::size_t unallocated = info.reserved > info.allocated ? info.reserved - info.allocated : 0;
-  bool pieces_too_small = info.largest_free_block < info.requested && info.requested <= unallocated;
-  bool fits_alone = fits(info.allocated, info.requested, 0, info.budget);
-  bool fits_with_external = fits(info.allocated, info.requested, info.external, info.budget);
   if (info.diagnosis == Diagnosis::leak) {
     info.remedy =
         "memory grows every step: find what keeps references across steps (the largest tag "
         "names it), release it or detach it from the step's graph";
     return;
   }
-  if (pieces_too_small || (fits_with_external && info.budget != AllocatorConfig::kUnlimited)) {
+  const bool capped = info.budget != AllocatorConfig::kUnlimited;
+  const std::size_t unallocated = info.reserved > info.allocated ? info.reserved - info.allocated : 0;
+  const bool pieces_too_small = info.largest_free_block < info.requested && info.requested <= unallocated;
+  bool fits_alone = false, fits_with_external = false;
+  if (info.need_allocated > 0) {
+    // The whole run's peak decides: a request that fails while the run's bytes fit is a cache
+    // of the wrong shape, however large the request.
+    fits_alone = fits(info.need_allocated, 0, 0, info.budget);
+    fits_with_external = fits(info.need_allocated, 0, info.external, info.budget);
+  } else {
+    fits_alone = fits(info.allocated, info.requested, 0, info.budget);
+    fits_with_external = fits(info.allocated, info.requested, info.external, info.budget);
+  }
+  const bool wrong_shape = (fits_with_external && capped) || (info.need_allocated == 0 && pieces_too_small);
+  if (wrong_shape) {
     info.diagnosis = Diagnosis::fragmentation;
-    info.remedy =
-        "set OOMLAB_ALLOC_CONF=max_split_size_mb:<just above your common block size> so large "
-        "cached blocks are not split, or expandable_segments:true so freed space coalesces; or "
-        "call empty_cache() at phase boundaries (between training and validation)";
+    info.remedy = fragmentation_remedy(info);
   } else if (info.external > 0 && fits_alone) {
     info.diagnosis = Diagnosis::external;
     info.remedy =
@@ -94,13 +123,21 @@ OomError::OomError(OomInfo info) : info_(std::move(info)) {
   std::size_t unallocated =
       info_.reserved > info_.allocated ? info_.reserved - info_.allocated : 0;
   message_ = "oomlab: out of memory: tried to allocate " + format_size(info_.requested) +
-             " (tag " + tag_name(info_.tag) + "); budget " + format_budget(info_.budget) + "; " +
+             " (tag " + tag_name(info_.tag) + ")" +
+             (info_.site.empty() ? std::string() : " in " + info_.site) + "; budget " +
+             format_budget(info_.budget) + "; " +
              format_size(info_.allocated) + " allocated; " + format_size(unallocated) +
              " reserved but unallocated; largest free block " +
              format_size(info_.largest_free_block);
   if (info_.external > 0) message_ += "; " + format_size(info_.external) + " used outside the allocator";
-  message_ += std::string("; largest tag ") + tag_name(info_.largest_tag) + " (" +
-              format_size(info_.tag_allocated[static_cast<int>(info_.largest_tag)]) + ")";
+  if (info_.need_allocated > 0) {
+    message_ += "; the whole run needs " + format_size(info_.need_allocated) +
+                " in live tensors at its peak (" + format_size(info_.need_reserved) + " reserved)";
+  }
+  if (info_.allocated > 0) {
+    message_ += std::string("; largest tag ") + tag_name(info_.largest_tag) + " (" +
+                format_size(info_.tag_allocated[static_cast<int>(info_.largest_tag)]) + ")";
+  }
   message_ += std::string("; diagnosis: ") + diagnosis_name(info_.diagnosis) + " \xE2\x80\x94 remedy: " +
               info_.remedy;
 }

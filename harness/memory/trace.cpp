@@ -1,7 +1,9 @@
-// The bounded event log and its Chrome-trace / Perfetto exporter.
+// The bounded event log. Its Chrome-trace export is in trace_export.cpp.
 #include "harness/memory/trace.hpp"
 
-#include <nlohmann/json.hpp>
+#include <atomic>
+
+#include "harness/memory/site.hpp"
 
 namespace oomlab::memory {
 
@@ -22,7 +24,19 @@ bool TraceEvent::same_as(const TraceEvent& other) const {
   return kind == other.kind && sequence == other.sequence && bytes == other.bytes &&
          segment == other.segment && offset == other.offset && tag == other.tag &&
          step == other.step && allocated_after == other.allocated_after &&
-         reserved_after == other.reserved_after && tag_allocated_after == other.tag_allocated_after;
+         reserved_after == other.reserved_after && tag_allocated_after == other.tag_allocated_after &&
+         site == other.site;
+}
+
+std::uint32_t Trace::intern_site(std::string site) {
+  if (site.empty()) return 0;
+  auto [it, added] = site_ids_.emplace(std::move(site), static_cast<std::uint32_t>(sites_.size()));
+  if (added) sites_.push_back(it->first);
+  return it->second;
+}
+
+const std::string& Trace::site_name(std::uint32_t site) const {
+  return site < sites_.size() ? sites_[site] : sites_.front();
 }
 
 void Trace::record(TraceEvent event) {
@@ -33,40 +47,43 @@ void Trace::record(TraceEvent event) {
   if (event.kind == EventKind::free) tag_bytes -= static_cast<std::int64_t>(event.bytes);
   event.tag_allocated_after = tag_bytes;
   event.sequence = next_sequence_++;
+  if (event.kind == EventKind::alloc || event.kind == EventKind::oom) event.site = intern_site(current_site());
+  ++counts_[static_cast<int>(event.kind)];
+  if (event.kind == EventKind::segment_map || event.kind == EventKind::segment_unmap ||
+      event.kind == EventKind::oom || event.kind == EventKind::step) {
+    if (auto observer = std::atomic_load(&observer_)) (*observer)(event);
+  }
   if (capacity_ == 0) {
+    state_before_.apply(event);
     ++dropped_;
     return;
   }
   if (events_.size() == capacity_) {
+    state_before_.apply(events_.front());
     events_.pop_front();
     ++dropped_;
   }
   events_.push_back(event);
 }
 
-nlohmann::json Trace::to_chrome_json() const {
-  using nlohmann::json;
-  json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1},
-                    {"args", {{"name", "oomlab allocator"}}}});
-  for (const TraceEvent& e : events_) {
-    json args = {{"bytes", e.bytes}, {"segment", e.segment}, {"offset", e.offset},
-                 {"tag", tag_name(e.tag)}, {"sequence", e.sequence}};
-    if (e.kind == EventKind::step) args["step"] = e.step;
-    events.push_back({{"name", event_kind_name(e.kind)}, {"ph", "i"}, {"s", "p"}, {"pid", 1},
-                      {"tid", e.stream}, {"ts", e.time_us}, {"args", std::move(args)}});
-    events.push_back({{"name", "allocated"}, {"ph", "C"}, {"pid", 1}, {"ts", e.time_us},
-                      {"args", {{"bytes", e.allocated_after}}}});
-    events.push_back({{"name", "reserved"}, {"ph", "C"}, {"pid", 1}, {"ts", e.time_us},
-                      {"args", {{"bytes", e.reserved_after}}}});
-    if (e.kind == EventKind::alloc || e.kind == EventKind::free) {
-      events.push_back({{"name", std::string("tag ") + tag_name(e.tag)}, {"ph", "C"}, {"pid", 1},
-                        {"ts", e.time_us}, {"args", {{"bytes", e.tag_allocated_after}}}});
-    }
-  }
-  return json{{"traceEvents", std::move(events)},
-              {"displayTimeUnit", "ms"},
-              {"otherData", {{"dropped_events", dropped_}, {"capacity", capacity_}}}};
+TraceState Trace::state() const {
+  TraceState state = state_before_;
+  for (const TraceEvent& event : events_) state.apply(event);
+  return state;
+}
+
+std::string Trace::dropped_note() const {
+  if (dropped_ == 0) return "";
+  std::size_t enough = 1;
+  while (enough < next_sequence_) enough *= 2;
+  return "trace kept the last " + std::to_string(events_.size()) + " of " + std::to_string(next_sequence_) +
+         " allocator events (" + std::to_string(dropped_) + " earliest dropped); keep them all with " +
+         "OOMLAB_ALLOC_CONF=trace_capacity:" + std::to_string(enough);
+}
+
+void Trace::set_observer(Observer observer) const {
+  std::shared_ptr<const Observer> next = observer ? std::make_shared<const Observer>(std::move(observer)) : nullptr;
+  std::atomic_store(&observer_, std::move(next));
 }
 
 }  // namespace oomlab::memory

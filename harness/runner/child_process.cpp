@@ -104,7 +104,9 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
           "--budget", request.budget,
           "--steps", std::to_string(request.steps),
           "--alloc-conf", request.alloc_conf,
+          "--set", describe_knob_settings(request.set),
           "--trace", request.trace_path,
+          "--oom-dump", request.oom_dump_path,
           "--progress", request.progress ? "1" : "0",
           "--profile", request.profile ? "1" : "0",
           "--record-out", record_path};
@@ -188,8 +190,12 @@ int child_main(int argc, char** argv) {
         request.steps = std::stoi(value);
       } else if (key == "--alloc-conf") {
         request.alloc_conf = value;
+      } else if (key == "--set") {
+        request.set = parse_knob_settings(value);
       } else if (key == "--trace") {
         request.trace_path = value;
+      } else if (key == "--oom-dump") {
+        request.oom_dump_path = value;
       } else if (key == "--progress") {
         request.progress = value == "1";
       } else if (key == "--profile") {

@@ -4,14 +4,15 @@
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "harness/device/op_profiler.hpp"
 
 namespace oomlab {
 
-RunContext::RunContext(Device& device, Scale scale, int steps)
-    : device_(device), scale_(scale), steps_(steps) {}
+RunContext::RunContext(Device& device, Scale scale, int steps, KnobValues knobs)
+    : device_(device), scale_(scale), steps_(steps), knobs_(std::move(knobs)) {}
 
 void RunContext::set_warmup_steps(int steps) {
   if (steps < 0) {
@@ -86,6 +87,7 @@ RunContext::Measured RunContext::measured() const {
 void RunContext::set_metric(const std::string& name, double value) { metrics_[name] = value; }
 
 void RunContext::note(const std::string& text) {
+  if (quiet_) return;
   // "\r\033[K" clears a progress line in place; the line is redrawn after the note.
   if (progress_fn_) std::fputs("\r\033[K", stderr);
   std::fprintf(stderr, "%s\n", text.c_str());

@@ -16,12 +16,14 @@ class OpProfiler;
 
 class RunContext {
  public:
-  RunContext(Device& device, Scale scale, int steps);
+  RunContext(Device& device, Scale scale, int steps, KnobValues knobs = {});
 
   Device& device() const { return device_; }
   memory::CachingAllocator& allocator() { return device_.allocator(); }
   Scale scale() const { return scale_; }
   int steps() const { return steps_; }
+  // This run's knob values (the variant's, then --set), validated against the scenario's specs.
+  const KnobValues& knobs() const { return knobs_; }
 
   // Brackets one step: marks the allocator trace, times the step (synchronising the device
   // first on cuda), and updates the progress line.
@@ -47,8 +49,10 @@ class RunContext {
   void add_work(double amount, std::string unit);
   // Scenario-specific numbers that go into the record's "metrics" object.
   void set_metric(const std::string& name, double value);
-  // A line for the log (stderr; the progress line is redrawn after it).
+  // A line for the log (stderr; the progress line is redrawn after it). Nothing when quiet.
   void note(const std::string& text);
+  // A run the user does not watch (the runner's plan of the need): no notes.
+  void set_quiet(bool quiet) { quiet_ = quiet; }
 
   // Read by the runner when the variant ends.
   const std::vector<double>& step_seconds() const { return step_seconds_; }
@@ -80,6 +84,7 @@ class RunContext {
   Device& device_;
   Scale scale_;
   int steps_;
+  KnobValues knobs_;
   std::int64_t current_step_ = -1;
   std::chrono::steady_clock::time_point step_start_{};
   std::vector<double> step_seconds_;
@@ -94,6 +99,7 @@ class RunContext {
   std::map<std::string, double> metrics_;
   ProgressFn progress_fn_ = nullptr;
   void* progress_user_ = nullptr;
+  bool quiet_ = false;
 };
 
 }  // namespace oomlab

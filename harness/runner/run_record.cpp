@@ -39,7 +39,8 @@ bool operator==(const Outcome& a, const Outcome& b) {
 }
 bool operator==(const MemoryRecord& a, const MemoryRecord& b) {
   return a.peak_allocated == b.peak_allocated && a.peak_reserved == b.peak_reserved &&
-         a.peak_device_used == b.peak_device_used && a.need == b.need && a.per_tag_peak == b.per_tag_peak &&
+         a.peak_device_used == b.peak_device_used && a.need == b.need &&
+         a.need_reserved == b.need_reserved && a.per_tag_peak == b.per_tag_peak &&
          a.num_ooms == b.num_ooms && a.num_alloc_retries == b.num_alloc_retries;
 }
 bool operator==(const Throughput& a, const Throughput& b) {
@@ -130,6 +131,7 @@ Json to_json(const RunRecord& r) {
                     {"peak_reserved", r.memory.peak_reserved},
                     {"peak_device_used", r.memory.peak_device_used},
                     {"need", r.memory.need != 0 ? Json(r.memory.need) : Json(nullptr)},
+                    {"need_reserved", r.memory.need_reserved != 0 ? Json(r.memory.need_reserved) : Json(nullptr)},
                     {"per_tag_peak", per_tag},
                     {"num_ooms", r.memory.num_ooms},
                     {"num_alloc_retries", r.memory.num_alloc_retries}};
@@ -197,7 +199,10 @@ RunRecord run_record_from_json(const Json& json) {
   r.memory.peak_allocated = field<std::uint64_t>(memory, "peak_allocated", "memory.");
   r.memory.peak_reserved = field<std::uint64_t>(memory, "peak_reserved", "memory.");
   r.memory.peak_device_used = field<std::uint64_t>(memory, "peak_device_used", "memory.");
-  if (version >= 3) r.memory.need = field_or<std::uint64_t>(memory, "need", "memory.", 0);
+  if (version >= 3) {
+    r.memory.need = field_or<std::uint64_t>(memory, "need", "memory.", 0);
+    r.memory.need_reserved = field_or<std::uint64_t>(memory, "need_reserved", "memory.", 0);
+  }
   r.memory.per_tag_peak =
       field<std::map<std::string, std::uint64_t>>(memory, "per_tag_peak", "memory.");
   r.memory.num_ooms = field<std::uint64_t>(memory, "num_ooms", "memory.");

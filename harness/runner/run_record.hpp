@@ -47,9 +47,11 @@ struct MemoryRecord {
   std::uint64_t peak_allocated = 0;
   std::uint64_t peak_reserved = 0;
   std::uint64_t peak_device_used = 0;  // from the device monitor
-  // The peak the run would reach without a cap: on dry the allocator plans on past a failure,
-  // so an OOM run's need is known; on cuda/host it is known only when the run fit (else 0).
+  // What the run needs: its peak of live bytes with no cap, from a plan of the same run on dry
+  // with no budget (so an OOM run's need is known too), and the allocator's reserved peak in
+  // that plan. 0: unknown (the plan failed).
   std::uint64_t need = 0;
+  std::uint64_t need_reserved = 0;
   std::map<std::string, std::uint64_t> per_tag_peak;
   std::uint64_t num_ooms = 0;
   std::uint64_t num_alloc_retries = 0;
@@ -61,6 +63,7 @@ struct Throughput {
 };
 
 inline constexpr const char* kTraceNotWritten = "trace not written: ";
+inline constexpr const char* kOomDumpNotWritten = "OOM dump not written: ";
 
 struct RunRecord {
   int schema_version = kRunRecordSchemaVersion;

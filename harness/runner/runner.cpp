@@ -9,7 +9,9 @@
 #include "harness/device/monitor.hpp"
 #include "harness/device/op_profiler.hpp"
 #include "harness/memory/oom_error.hpp"
+#include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
+#include "harness/memory/trace_export.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/progress.hpp"
 #include "harness/runner/run_context.hpp"
@@ -80,7 +82,9 @@ ResolvedRun resolve_run(const RunRequest& request) {
   resolved.steps = request.steps > 0 ? request.steps : scenario.default_steps(request.scale);
   resolved.budget = memory::parse_budget(request.budget.empty() ? scenario.budget(request.scale)
                                                                 : request.budget);
-  memory::AllocatorConfig config = memory::alloc_conf_from_env();
+  memory::AllocatorConfig config;
+  scenario.configure(resolved.variant.name, request.scale, config);
+  config = memory::alloc_conf_from_env(config);
   if (!request.alloc_conf.empty()) {
     try {
       config = memory::parse_alloc_conf(request.alloc_conf, config);
@@ -88,9 +92,15 @@ ResolvedRun resolve_run(const RunRequest& request) {
       throw std::invalid_argument(std::string("--alloc-conf: ") + e.what());
     }
   }
-  scenario.configure(resolved.variant.name, request.scale, config);
   scenario.check_inputs(resolved.variant.name, request.scale, request.device);
   config.budget = resolved.budget.bytes;
+  resolved.knobs = resolve_knobs(scenario.name(), scenario.knobs(),
+                                 scenario.variant_knobs(resolved.variant.name, request.scale), request.set);
+  try {
+    scenario.check_knobs(resolved.variant.name, request.scale, resolved.knobs);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(scenario.name() + ": " + e.what());
+  }
   resolved.config = config;
   return resolved;
 }
@@ -114,6 +124,7 @@ RunRecord make_base_record(const RunRequest& request) {
     record.budget.profile = resolved.budget.profile;
     record.budget.text = resolved.budget.describe();
     record.alloc_conf = resolved.config.to_string();
+    record.knobs = resolved.knobs.all();
     record.expected = expect_name(resolved.variant.expected);
   } catch (const std::exception&) {
     // Keep what the request said; the caller records why the run failed.
@@ -169,8 +180,9 @@ void fill_timing(RunRecord& record, const RunContext& context) {
 }
 
 // Runs the scenario and records how it ended; the OOM and error outcomes come from here.
-void run_scenario(const ResolvedRun& resolved, const RunRequest& request, RunContext& context,
-                  RunRecord& record) {
+// Returns the OOM's facts when it ended in one.
+std::optional<memory::OomInfo> run_scenario(const ResolvedRun& resolved, const RunRequest& request,
+                                            RunContext& context, RunRecord& record) {
   ProgressLine progress(context, request.scenario + "/" + request.variant, request.progress);
   try {
     resolved.scenario->run(resolved.variant.name, context);
@@ -178,12 +190,48 @@ void run_scenario(const ResolvedRun& resolved, const RunRequest& request, RunCon
   } catch (const memory::OomError& e) {
     record.outcome = Outcome{OutcomeStatus::oom, memory::diagnosis_name(e.info().diagnosis),
                              context.step_in_progress(), e.what(), 0};
+    return e.info();
   } catch (const std::exception& e) {
     record.outcome = Outcome{OutcomeStatus::error, "", context.step_in_progress(), e.what(), 0};
   } catch (...) {
     record.outcome = Outcome{OutcomeStatus::error, "", context.step_in_progress(),
                              "the scenario threw something that is not a std::exception", 0};
   }
+  return std::nullopt;
+}
+
+struct Need {
+  std::size_t allocated = 0;  // live bytes at the peak
+  std::size_t reserved = 0;   // what the allocator holds at its peak: the card it needs
+};
+
+// The run's peaks without a cap: the same variant, knobs, scale and allocator settings planned
+// on dry with no budget (dry makes exactly the requests cuda and host make). nullopt when the
+// plan fails for another reason.
+std::optional<Need> plan_need(const ResolvedRun& resolved, const RunRequest& request) {
+  memory::AllocatorConfig config = resolved.config;
+  config.budget = memory::AllocatorConfig::kUnlimited;
+  try {
+    Device device(DeviceKind::dry, config);
+    RunContext context(device, request.scale, resolved.steps, resolved.knobs);
+    context.set_quiet(true);
+    resolved.scenario->run(resolved.variant.name, context);
+    const memory::MemoryStats stats = device.allocator().stats();
+    return Need{static_cast<std::size_t>(stats.allocated.peak), static_cast<std::size_t>(stats.reserved.peak)};
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// The OOM seen with the whole run's need: its diagnosis (capacity when the run's bytes exceed
+// the budget, fragmentation when they fit) and a message that says how much is missing.
+void explain_with_need(memory::OomInfo info, const Need& need, Outcome& outcome) {
+  info.need_allocated = need.allocated;
+  info.need_reserved = need.reserved;
+  // A leak named by the leak detector keeps its diagnosis and its site-specific remedy.
+  if (info.diagnosis != memory::Diagnosis::leak) memory::diagnose(info);
+  outcome.diagnosis = memory::diagnosis_name(info.diagnosis);
+  outcome.message = memory::OomError(std::move(info)).what();
 }
 
 }  // namespace
@@ -197,13 +245,27 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     // On host/dry the monitor adds what a real card would hold outside the allocator.
     DeviceMonitor monitor(device, kMonitorInterval,
                           resolved.budget.context_bytes + resolved.config.simulated_external);
-    RunContext context(device, request.scale, resolved.steps);
+    RunContext context(device, request.scale, resolved.steps, resolved.knobs);
+    context.set_quiet(request.quiet);
     std::optional<OpProfiler> profiler;
     if (request.profile) profiler.emplace(device);
     context.set_profiler(profiler ? &*profiler : nullptr);  // reset after the warm-up steps
-    run_scenario(resolved, request, context, record);
+    const std::optional<memory::OomInfo> oom = run_scenario(resolved, request, context, record);
     monitor.stop();
     fill_memory(record, device.allocator().stats(), monitor);
+    const bool planned_uncapped = request.device == DeviceKind::dry &&
+                                  resolved.config.budget == memory::AllocatorConfig::kUnlimited;
+    std::optional<Need> need;
+    if (planned_uncapped) {
+      need = Need{record.memory.peak_allocated, record.memory.peak_reserved};
+    } else if (request.plan_need) {
+      need = plan_need(resolved, request);
+    }
+    if (need) {
+      record.memory.need = need->allocated;
+      record.memory.need_reserved = need->reserved;
+    }
+    if (oom && need) explain_with_need(*oom, *need, record.outcome);
     fill_timing(record, context);
     if (profiler) {
       for (const OpProfiler::Total& total : profiler->totals()) {
@@ -213,9 +275,19 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     if (!request.trace_path.empty()) {
       // The run gave its answer; a trace that cannot be written does not change it.
       try {
-        write_file_atomically(request.trace_path, device.allocator().trace().to_chrome_json().dump());
+        write_file_atomically(request.trace_path, memory::chrome_trace(device.allocator()).dump());
+        const std::string dropped = device.allocator().trace().dropped_note();
+        if (!dropped.empty()) record.warnings.push_back(dropped);
       } catch (const std::exception& e) {
         record.warnings.push_back(kTraceNotWritten + std::string(e.what()));
+      }
+    }
+    if (oom && !request.oom_dump_path.empty()) {  // the last events and the segments at the OOM
+      try {
+        write_file_atomically(request.oom_dump_path,
+                              memory::oom_dump(device.allocator(), record.outcome.message).dump());
+      } catch (const std::exception& e) {
+        record.warnings.push_back(kOomDumpNotWritten + std::string(e.what()));
       }
     }
   } catch (const std::exception& e) {

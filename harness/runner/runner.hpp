@@ -19,23 +19,30 @@ struct RunRequest {
   std::string budget;      // size or GPU profile; empty: the scenario's budget at this scale
   int steps = 0;           // 0: the scenario's default at this scale
   std::string alloc_conf;  // OOMLAB_ALLOC_CONF syntax, applied over the environment's
+  KnobSettings set;        // --set: knob values over the variant's
   std::string trace_path;  // Chrome-trace JSON of the allocator events; empty: none
+  std::string oom_dump_path;  // on an OOM: the last events and the segments (memory::oom_dump); empty: none
   bool progress = true;    // draw a progress line (only ever when stderr is a terminal)
   double timeout_seconds = 0;  // a child still running after this long is killed; 0: no limit
   // Time the scenario's profiled ranges (harness/device/op_profiler.hpp) on the device and put
   // each range's total into the record's metrics as "profile_ms.<range>" (the steps after the
   // scenario's warm-up steps, RunContext::set_warmup_steps).
   bool profile = false;
+  // Plan the run's need (a second, uncapped run on dry) for the record; a search that only asks
+  // "does it fit?" many times turns it off.
+  bool plan_need = true;
+  bool quiet = false;      // no notes from the scenario (a search's many probes)
 };
 
-// A request with everything looked up and parsed. Allocator settings are layered:
-// OOMLAB_ALLOC_CONF, then --alloc-conf, then the variant's own configure() (it defines the
-// variant), then the budget.
+// A request with everything looked up and parsed. Allocator settings are layered: the variant's
+// own configure(), then OOMLAB_ALLOC_CONF, then --alloc-conf (what the user says explicitly wins
+// over the variant), then the budget. Knobs: the variant's values, then --set.
 struct ResolvedRun {
   const Scenario* scenario = nullptr;
   VariantSpec variant;
   memory::Budget budget;
   memory::AllocatorConfig config;
+  KnobValues knobs;
   int steps = 0;
 };
 

@@ -4,7 +4,14 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/runner/run_context.hpp"
+
 namespace oomlab {
+
+KnobValues Scenario::knobs_of(const std::string& variant, const RunContext& context) const {
+  if (!context.knobs().all().empty()) return context.knobs();
+  return resolve_knobs(name(), knobs(), variant_knobs(variant, context.scale()), {});
+}
 
 const char* expect_name(Expect expect) {
   switch (expect) {

@@ -2,6 +2,7 @@
 // and the CLI link scenarios without including them.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "harness/device/device.hpp"
 #include "harness/memory/alloc_config.hpp"
+#include "harness/runner/knobs.hpp"
 
 namespace oomlab {
 
@@ -41,6 +43,18 @@ class Scenario {
   virtual std::string budget(Scale scale) const = 0;
   // Default number of steps at this scale.
   virtual int default_steps(Scale scale) const = 0;
+  // The knobs a user may set (`--set name=value`), and each variant's values at a scale: a
+  // variant is a named set of knob values. Every declared knob has a value in every variant.
+  virtual std::vector<KnobSpec> knobs() const { return {}; }
+  virtual std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const {
+    (void)variant; (void)scale;
+    return {};
+  }
+  // Combinations of knob values with no meaning (a batch that micro_batches does not divide):
+  // throws std::invalid_argument with one line, checked before any run.
+  virtual void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
+    (void)variant; (void)scale; (void)knobs;
+  }
   // Allocator settings this variant needs (e.g. max_split_size); called before the device exists.
   virtual void configure(const std::string& variant, Scale scale,
                          memory::AllocatorConfig& config) const {
@@ -54,6 +68,11 @@ class Scenario {
   }
   // Runs the variant. An OomError escaping here is the `oom` outcome.
   virtual void run(const std::string& variant, RunContext& context) const = 0;
+
+ protected:
+  // For run(): the run's knob values: the context's (the runner's, --set applied), or the
+  // variant's own when the context has none (a scenario run directly, as tests do).
+  KnobValues knobs_of(const std::string& variant, const RunContext& context) const;
 };
 
 class ScenarioRegistry {

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "kernels/attention/flash_common.cuh"
+#include "kernels/core/device_image.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
@@ -52,7 +53,6 @@ constexpr int kBlockN = 128;  // keys per block, 64 per warpgroup
 constexpr int kBlockM = 64;   // queries per tile
 constexpr int kThreads = 256;
 constexpr int kRowBytes = kHeadDim * 2;      // one 128-byte swizzled line per row
-constexpr int kStepBytes = 16 * kRowBytes;   // a k-step of 16 rows read MN-major
 // Q/dO/lse/delta: tile m+1 loads while tile m computes (dS^T and dQ: one tile each, as every
 // product of a tile completes within it).
 constexpr int kQueryBuffers = 2;
@@ -73,6 +73,11 @@ constexpr int kOffsetDelta = kOffsetLse + kQueryBuffers * kBlockM * 4;
 // one contiguous run for one bulk reduction; the dQ rounding pass undoes the permutation.
 constexpr int kOffsetDq = kOffsetDelta + kQueryBuffers * kBlockM * 4;
 constexpr int kSharedBytes = kOffsetDq + kBlockM * kHeadDim * 4 + 1024;  // + room to align
+
+// The device-side pieces from here to the kernel exist only in the sm_90a image, as the kernel
+// that uses them (kernels/core/device_image.cuh).
+#if OOMLAB_IMAGE_SM90A
+constexpr int kStepBytes = 16 * kRowBytes;  // a k-step of 16 rows read MN-major
 
 // Where query column c of a tile's lse / delta sits in shared memory: thread t of a quad uses
 // columns 8j + 2t + h (j < 8, h < 2), stored together as 16 floats (four 16-byte loads).
@@ -120,12 +125,14 @@ struct TileCopySlot {
     }
   }
 };
+#endif  // OOMLAB_IMAGE_SM90A
 
 __global__ void __launch_bounds__(kThreads, 1)
 flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                            const bf16* __restrict__ d_out, const float* __restrict__ lse,
                            const float* __restrict__ delta, float* __restrict__ dq_accum,
                            bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+#if OOMLAB_IMAGE_SM90A
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* shared = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
   unsigned char* sQ = shared + kOffsetQ;
@@ -326,6 +333,9 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
       *reinterpret_cast<uint32_t*>(dv + static_cast<size_t>(row) * kHeadDim + col) = pack_bf16(dv_pair[0], dv_pair[1]);
     }
   }
+#else
+  __trap();
+#endif
 }
 
 }  // namespace

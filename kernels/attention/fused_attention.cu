@@ -15,7 +15,7 @@
 // lse log2e) is recomputed, dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta),
 // dK += dS^T Q (all from registers; P^T kept as bf16 fragments), and dS^T goes through shared
 // memory (double-buffered) so the block adds its dQ = dS K share to an f32 accumulator with
-// float2 atomics; tile m-1's dQ product runs beside tile m's math, one barrier per tile.
+// float2 atomics (two f32 atomics before compute 9.0); tile m-1's dQ product runs beside tile m's math, one barrier per tile.
 // A preprocessing kernel computes delta = rowsum(dO * O), a postprocessing kernel scales and
 // rounds dQ to bf16. Both directions hand out the longest causal blocks of every head first.
 // On Hopper (sm_90a build, compute 9.0) the backward's main pass for D = 64 is
@@ -33,6 +33,8 @@
 #include "kernels/attention/attention_cuda.hpp"
 #include "kernels/attention/flash_backward_sm90.hpp"
 #include "kernels/attention/flash_common.cuh"
+#include "kernels/core/device_image.cuh"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/wgmma_device.hpp"
@@ -60,6 +62,10 @@ using flash::unpack_bf16;
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 
+
+// The device-side pieces from here to the forward kernel exist only in images of compute 8.0 and
+// up (mma.sync on bf16, cp.async), as the kernels that use them (kernels/core/device_image.cuh).
+#if OOMLAB_IMAGE_SM80
 
 // ---------------------------------------------------------------------------------------------
 // Warp-level building blocks. Fragment layouts of mma.m16n8k16 (PTX ISA), with g = lane / 4
@@ -105,6 +111,17 @@ __device__ __forceinline__ void load_b_pair_from_kn(uint32_t (&b0)[2], uint32_t 
   b0[0] = r[0]; b0[1] = r[1]; b1[0] = r[2]; b1[1] = r[3];
 }
 
+// at[0] += x, at[1] += y (8-byte aligned): one vector atomic from compute 9.0 on, where the float2
+// overload of atomicAdd exists; two scalar atomics in older images (the A100/RTX path).
+__device__ __forceinline__ void atomic_add_pair(float* at, float x, float y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(at), make_float2(x, y));
+#else
+  atomicAdd(at, x);
+  atomicAdd(at + 1, y);
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // Global -> shared copies with cp.async (16 bytes per instruction; rows past `seq` are
 // zero-filled, reading nothing, so tails need no other special case).
@@ -122,6 +139,8 @@ __device__ __forceinline__ void load_tile_async(bf16* tile, int ld, const bf16* 
   }
 }
 
+#endif  // OOMLAB_IMAGE_SM80
+
 // ---------------------------------------------------------------------------------------------
 // Forward
 
@@ -135,13 +154,14 @@ struct ForwardTiles {
   static constexpr int kLd = kHeadDim + 8;  // padded row: staggers banks, keeps 16 B alignment
   static constexpr int kTileElems = kBlockN * kLd;
   // sQ, then sK[2], then sV[2]
-  static constexpr size_t kSharedBytes = size_t(kBlockM + 4 * kBlockN) * kLd * sizeof(bf16);
+  static constexpr size_t kSharedBytes = (size_t(kBlockM) * kLd + 4 * size_t(kTileElems)) * sizeof(bf16);
 };
 
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads)
 flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                      bf16* __restrict__ out, float* __restrict__ lse, int seq, float scale_log2) {
+#if OOMLAB_IMAGE_SM80
   using Tiles = ForwardTiles<kHeadDim>;
   constexpr int kRowTiles = Tiles::kRowTiles;
   constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd;
@@ -305,6 +325,9 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
       if (row_b < seq) lse[row_b] = (row_max[r][1] + log2f(row_sum[r][1])) * kLn2;
     }
   }
+#else
+  __trap();
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,6 +394,7 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
                       const bf16* __restrict__ d_out, const float* __restrict__ lse,
                       const float* __restrict__ delta, float* __restrict__ dq_accum,
                       bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+#if OOMLAB_IMAGE_SM80
   using Tiles = BackwardTiles<kHeadDim>;
   constexpr int kRowTiles = Tiles::kRowTiles;
   constexpr int kBlockM = Tiles::kBlockM, kBlockN = Tiles::kBlockN, kLd = Tiles::kLd, kLdS = Tiles::kLdS;
@@ -442,12 +466,10 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
     for (int d = 0; d < kDqTiles; ++d) {
       const int col = (d_first + d) * 8 + 2 * t;
       if (valid && query_a < seq) {
-        atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query_a) * kHeadDim + col),
-                  make_float2(dq_acc[d][0], dq_acc[d][1]));
+        atomic_add_pair(dq_accum + static_cast<size_t>(query_a) * kHeadDim + col, dq_acc[d][0], dq_acc[d][1]);
       }
       if (valid && query_b < seq) {
-        atomicAdd(reinterpret_cast<float2*>(dq_accum + static_cast<size_t>(query_b) * kHeadDim + col),
-                  make_float2(dq_acc[d][2], dq_acc[d][3]));
+        atomic_add_pair(dq_accum + static_cast<size_t>(query_b) * kHeadDim + col, dq_acc[d][2], dq_acc[d][3]);
       }
     }
   };
@@ -624,6 +646,9 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
       }
     }
   }
+#else
+  __trap();
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -692,6 +717,7 @@ void check_head_dim(const char* op, std::int64_t head_dim) {
 void fused_attention_forward(AttentionShape s, const void* q, const void* k, const void* v, void* out,
                              float* lse, memory::StreamHandle stream) {
   check_head_dim("fused_attention_forward", s.head_dim);
+  require_tensor_cores("fused attention (forward)");
   if (s.head_dim == 64) launch_forward<64>(s, q, k, v, out, lse, as_cuda_stream(stream));
   else launch_forward<128>(s, q, k, v, out, lse, as_cuda_stream(stream));
 }
@@ -700,6 +726,7 @@ void fused_attention_backward(AttentionShape s, const void* q, const void* k, co
                               const void* out, const float* lse, const void* d_out, float* delta,
                               float* dq_accum, void* dq, void* dk, void* dv, memory::StreamHandle stream) {
   check_head_dim("fused_attention_backward", s.head_dim);
+  require_tensor_cores("fused attention (backward)");
   if (s.head_dim == 64) {
     launch_backward<64>(s, q, k, v, out, lse, d_out, delta, dq_accum, dq, dk, dv, as_cuda_stream(stream));
   } else {

@@ -24,7 +24,8 @@
 //   forward and backward-data with N >= 64 and 16-byte gathers of both operands on Hopper: wgmma
 //   (implicit_gemm_sm90.cuh), 128 x 128 or 128 x 64 tiles.
 //   else mma.sync (implicit_gemm.cuh), warp tiles of 64x32 where the shape allows:
-//   forward / backward-data: N > 64: 128x128 (2x4 warps); N > 16: 128x64 (4x2); N > 8: 256x16
+//   forward / backward-data: N > 64: 128x128 (2x4 warps; f32 128x64 where a block has 99 KiB of
+//   shared memory: 8.6, 8.9, 12.x); N > 16: 128x64 (4x2); N > 8: 256x16
 //   (8x1); else 256x8 (8x1): narrow outputs waste at most 5 of 8 columns.
 //   backward-weight (M = r*s*c is small, the splits give the parallelism): N > 16: 64x64 (2x2
 //   warps; 16-bit: 128x128 for N >= 128, 128x64 for N >= 64); else 128x16 / 128x8 (8x1).
@@ -55,10 +56,11 @@ namespace {
 // part fixed per reduction index (decoded once per k-tile for operands contiguous along Kd), so a
 // copy costs one bounds check and one add. A row or reduction index past the GEMM's end gets a
 // coordinate of kNowhere: the bounds check that finds padding taps finds it too.
-constexpr int kNowhere = -(1 << 30);
+// (Unused in images without the implicit GEMM kernels: compute 7.5, device_image.cuh.)
+[[maybe_unused]] constexpr int kNowhere = -(1 << 30);
 
 // Whether pixel (h, w) lies inside an H x W image (padding taps fall outside).
-__device__ __forceinline__ bool inside(int h, int w, int H, int W) {
+[[maybe_unused]] __device__ __forceinline__ bool inside(int h, int w, int H, int W) {
   return static_cast<unsigned>(h) < static_cast<unsigned>(H) && static_cast<unsigned>(w) < static_cast<unsigned>(W);
 }
 
@@ -287,7 +289,8 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
     launch_implicit_gemm<View, GemmConfig<T, 256, 8, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 16, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
-  } else if (view.N <= 64) {
+  } else if (view.N <= 64 || gemm_shared_bytes<View, GemmConfig<T, 128, 128, 2, 4, 3>>() > max_shared_bytes_per_block()) {
+    // (f32's 128 x 128 ring takes 108 KiB: on 8.6, 8.9 and 12.x, 99 KiB a block, 128 x 64 tiles.)
     launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else {
     launch_implicit_gemm<View, GemmConfig<T, 128, 128, 2, 4, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);

@@ -26,6 +26,7 @@
 #include "harness/device/cuda_check.hpp"
 #include "kernels/conv/conv_epilogue.cuh"
 #include "kernels/core/check.hpp"
+#include "kernels/core/device_image.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
@@ -63,6 +64,7 @@ __device__ __forceinline__ void warpgroup_barrier(int warpgroup) {
 
 template <class T>
 __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> params) {
+#if OOMLAB_IMAGE_SM90A
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* weights = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
   const int warpgroup = threadIdx.x / 128, thread = threadIdx.x % 128;
@@ -152,6 +154,9 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
     }
   }
   cp_async_wait<0>();
+#else
+  __trap();
+#endif
 }
 
 // Whether the shifted-window kernel takes a forward-shaped convolution (the caller checks the

@@ -7,7 +7,10 @@ namespace oomlab::ops::detail {
 namespace {
 
 bool narrow_applies(const Conv2dGeometry& g, bool transposed) {
-  return (g.c <= kNarrowMax || g.k <= kNarrowMax) && narrow_shared_bytes(g, transposed) <= kNarrowMaxSharedBytes;
+  // The cap, or less on GPUs with less shared memory per block (99 KiB on 8.6/8.9/12.x, 64 KiB on
+  // 7.5): larger shapes take the implicit GEMM there.
+  return (g.c <= kNarrowMax || g.k <= kNarrowMax) &&
+         narrow_shared_bytes(g, transposed) <= std::min(kNarrowMaxSharedBytes, max_shared_bytes_per_block());
 }
 
 }  // namespace

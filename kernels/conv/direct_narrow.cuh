@@ -47,6 +47,7 @@
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/launch.cuh"
 
 namespace oomlab::ops::detail {
@@ -439,7 +440,7 @@ NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T
 template <bool kNarrowOut, class T, int kNarrow, bool kTransposed>
 void launch_narrow_variant(const NarrowConv<T>& p, std::int64_t tiles, std::size_t bytes, cudaStream_t stream) {
   const auto kernel = kNarrowOut ? narrow_out_kernel<T, kNarrow, kTransposed> : narrow_in_kernel<T, kNarrow, kTransposed>;
-  if (bytes > 48 * 1024) allow_shared_bytes(kernel, kNarrowMaxSharedBytes);  // above the default: the cap
+  if (bytes > 48 * 1024) allow_shared_bytes(kernel, bytes);  // above the default: what it needs
   OOMLAB_CHECK(tiles <= 0x7fffffff, "conv2d: " << tiles << " tiles are too many for the direct kernels");
   const dim3 grid(static_cast<unsigned>(tiles),
                   kNarrowOut ? 1u : ceil_div(static_cast<std::size_t>(p.out_channels), kNarrowInChunk));

@@ -33,6 +33,8 @@
 #include "harness/device/cuda_check.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
+#include "kernels/core/device_image.cuh"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 
@@ -379,6 +381,7 @@ __device__ __forceinline__ void write_output_tile(const View& view, const typena
 // blockIdx.z ([z * k_per_split, ...), a multiple of BK long).
 template <class View, class Cfg, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view, int k_per_split) {
+#if OOMLAB_IMAGE_SM80
   using T = typename View::Elem;
   using ATile = OperandTile<Cfg, Cfg::BM, View::kAAlongK>;
   using BTile = OperandTile<Cfg, Cfg::BN, View::kBAlongK>;
@@ -444,6 +447,9 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_kernel(View view,
       }
   __syncthreads();
   write_output_tile<View, Cfg>(view, c_tile, m0, n0);
+#else
+  __trap();
+#endif
 }
 
 // One kernel variant (above 48 KiB of dynamic shared memory it is asked for first).
@@ -460,6 +466,7 @@ void launch_gemm_variant(const View& view, dim3 grid, int k_per_split, cudaStrea
 template <class View, class Cfg>
 void launch_implicit_gemm(const View& view, bool vec_a, bool vec_b, int k_per_split, int splits,
                           cudaStream_t stream) {
+  require_tensor_cores("conv2d with more than 4 channels on both sides");
   const dim3 grid(ceil_div(view.M, Cfg::BM), ceil_div(view.N, Cfg::BN), static_cast<unsigned>(splits));
   OOMLAB_CHECK(grid.y <= 65535 && grid.z <= 65535, "conv2d: grid too large for N " << view.N);
   if (vec_a && vec_b) {

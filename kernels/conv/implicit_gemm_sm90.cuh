@@ -24,6 +24,7 @@
 #include "harness/device/cuda_check.hpp"
 #include "kernels/conv/implicit_gemm.cuh"
 #include "kernels/core/copy_ring_sm90.cuh"
+#include "kernels/core/device_image.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
 
 namespace oomlab::ops::detail {
@@ -71,6 +72,7 @@ constexpr std::size_t sm90_gemm_shared_bytes() {
 
 template <class View, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View view) {
+#if OOMLAB_IMAGE_SM90A
   static_assert(View::kAAlongK && View::kBAlongK, "wgmma TF32 operands must be K-major");
   using T = typename View::Elem;
   using Layout = Sm90Layout<View, Cfg>;
@@ -126,6 +128,9 @@ __global__ void __launch_bounds__(Cfg::kThreads) implicit_gemm_sm90_kernel(View 
     }
   __syncthreads();
   write_output_tile<View, Cfg>(view, c_tile, m0, n0);
+#else
+  __trap();
+#endif
 }
 
 // Launches view's GEMM on wgmma: grid (M tiles, N tiles). Both operands gathered by 16-byte

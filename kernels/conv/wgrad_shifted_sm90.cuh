@@ -35,6 +35,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/core/copy_ring_sm90.cuh"
 #include "kernels/core/cuda_types.cuh"
+#include "kernels/core/device_image.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/core/mma_sm80.cuh"
 #include "kernels/core/wgmma_sm90.cuh"
@@ -72,6 +73,7 @@ static_assert(kShiftedWgradMaxS * 32 * kShiftedWgradThreads * sizeof(float) <=
 
 template <class T, int S>
 __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(ShiftedWgrad<T> params) {
+#if OOMLAB_IMAGE_SM90A
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* stages = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
   constexpr int kXLines = kShiftedWgradPixels + S - 1;
@@ -174,6 +176,9 @@ __global__ void __launch_bounds__(kShiftedWgradThreads, 3) shifted_wgrad_kernel(
         const std::int64_t at = ((static_cast<std::int64_t>(k) * params.R + r) * S + s) * params.C + c;
         *reinterpret_cast<float2*>(partial + at) = make_float2(acc[s][4 * j + 2 * half], acc[s][4 * j + 2 * half + 1]);
       }
+#else
+  __trap();
+#endif
 }
 
 // Whether the shifted-window kernel takes g for a 16-bit dtype (the caller checks the dtype and

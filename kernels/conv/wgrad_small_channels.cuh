@@ -34,6 +34,7 @@
 #include "kernels/conv/fast_divmod.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/launch.cuh"
 
 namespace oomlab::ops::detail {
@@ -231,7 +232,7 @@ inline std::size_t small_channel_wgrad_shared_bytes(const Conv2dGeometry& g) {
 
 inline bool small_channel_wgrad_applies(const Conv2dGeometry& g) {
   return (g.c <= kSmallWgradMaxNarrow || g.k <= kSmallWgradMaxNarrow) && g.r * g.s <= kSmallWgradThreads &&
-         small_channel_wgrad_shared_bytes(g) <= kSmallWgradMaxSharedBytes;
+         small_channel_wgrad_shared_bytes(g) <= std::min(kSmallWgradMaxSharedBytes, max_shared_bytes_per_block());
 }
 
 // The kernel's parameters for g (host side). Requires small_channel_wgrad_applies(g). Fills
@@ -284,7 +285,7 @@ template <class T, int kNarrow, bool kNarrowIsK>
 void launch_small_channel_wgrad_variant(const SmallChannelWgrad<T>& params, dim3 grid, std::size_t bytes,
                                         cudaStream_t stream) {
   const auto kernel = small_channel_wgrad_kernel<T, kNarrow, kNarrowIsK>;
-  if (bytes > 48 * 1024) allow_shared_bytes(kernel, kSmallWgradMaxSharedBytes);  // above the default: the cap
+  if (bytes > 48 * 1024) allow_shared_bytes(kernel, bytes);  // above the default: what it needs
   kernel<<<grid, kSmallWgradThreads, bytes, stream>>>(params);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }

@@ -6,6 +6,7 @@
 
 #include "harness/device/cuda_check.hpp"
 #include "harness/memory/source.hpp"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/launch.hpp"
 
 namespace oomlab {
@@ -17,8 +18,11 @@ inline cudaStream_t as_cuda_stream(memory::StreamHandle stream) {
 
 // Opts a kernel into more than 48 KiB of dynamic shared memory. Asked on every launch rather than
 // cached: the setting belongs to the current device, and the call is cheap next to a launch.
+// More than the GPU allows (ops::max_shared_bytes_per_block()) is one clear line, not
+// cudaErrorInvalidValue.
 template <class Kernel>
 void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+  ops::require_shared_bytes("a kernel", bytes);
   OOMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(bytes)));
 }

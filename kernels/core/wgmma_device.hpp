@@ -1,7 +1,7 @@
-// Whether this process runs the Hopper wgmma kernels: the build includes sm_90a device code
-// (OOMLAB_CUDA_SM90A), the current GPU is compute 9.0 (asked once per process), and they have not
-// been switched off. The conv and attention launchers pick their wgmma engines by it; otherwise
-// they run on mma.sync.
+// Whether this process runs the Hopper wgmma kernels: the current GPU is compute 9.0, the driver
+// loaded this binary's sm_90a image for it, and wgmma has not been switched off. The conv and
+// attention launchers pick their wgmma engines by it; otherwise they run on mma.sync. The
+// decision is kernels/core/engines.hpp's (current_engine()), the one place engines are chosen.
 #pragma once
 
 namespace oomlab::ops::detail {

@@ -15,7 +15,8 @@
 // mma.sync's A-fragment layout per warp (rows 16w..16w+15), so two adjacent n-tiles of
 // accumulators, rounded to 16 bits, are the A fragment of one k-step.
 // TF32 operands are f32 bit patterns whose low 13 bits the tensor cores ignore.
-// Compiled only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere the instructions trap.
+// The instructions exist only in the sm_90a image (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere each
+// traps. The kernels that use them compile only there (kernels/core/device_image.cuh).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -33,8 +33,17 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
 }
 
+// Two 1024-thread blocks per SM where an SM holds 2048 threads (8.0, 9.0, 10.x); one where it
+// holds 1024 (7.5) or 1536 (8.6, 8.9, 12.x), which ptxas would otherwise warn about and ignore.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800 || (__CUDA_ARCH__ > 800 && __CUDA_ARCH__ < 900) || \
+                               __CUDA_ARCH__ >= 1100)
+#define OOMLAB_CROSS_ENTROPY_BLOCKS_PER_SM 1
+#else
+#define OOMLAB_CROSS_ENTROPY_BLOCKS_PER_SM 2
+#endif
+
 template <class T, int V>
-__global__ void __launch_bounds__(kCrossEntropyBlock, 2)
+__global__ void __launch_bounds__(kCrossEntropyBlock, OOMLAB_CROSS_ENTROPY_BLOCKS_PER_SM)
 cross_entropy_kernel(float* losses, T* dlogits, const T* logits, const std::int32_t* targets, int vocab,
                      int classes, float dloss) {
   __shared__ MaxSum partial[kCrossEntropyBlock / 32];

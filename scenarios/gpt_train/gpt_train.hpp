@@ -4,6 +4,7 @@
 // batch, bf16 mixed precision, f16 with dynamic loss scaling, gradient accumulation, activation
 // checkpointing, and AdamW state offloaded to host memory.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ class GptTrainScenario final : public Scenario {
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
+  std::vector<KnobSpec> knobs() const override;
+  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
+  void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;
   void run(const std::string& variant, RunContext& context) const override;
 };
 

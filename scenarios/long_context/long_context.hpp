@@ -3,6 +3,7 @@
 // 3 GiB per layer, 36 GiB in all, past a 40 GB A100. The fused (flash-style) kernel keeps only
 // the output and a per-row logsumexp: memory linear in T.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ class LongContextScenario final : public Scenario {
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
+  std::vector<KnobSpec> knobs() const override;
+  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
+  void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;
   void run(const std::string& variant, RunContext& context) const override;
 };
 

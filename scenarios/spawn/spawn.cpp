@@ -283,10 +283,18 @@ int SpawnScenario::default_steps(Scale scale) const {
   throw std::invalid_argument("unknown scale");
 }
 
+std::vector<KnobSpec> SpawnScenario::knobs() const {
+  return {KnobSpec::integer("workers", "data-loader worker processes (num_workers)", 0, 64)};
+}
+
+std::map<std::string, std::string> SpawnScenario::variant_knobs(const std::string&, Scale scale) const {
+  return {{"workers", std::to_string(spawn_plan(scale).workers)}};
+}
+
 void SpawnScenario::run(const std::string& variant, RunContext& context) const {
   const SpawnPlan plan = spawn_plan(context.scale());
   SpawnStoryOptions options;
-  options.workers = plan.workers;
+  options.workers = static_cast<int>(knobs_of(variant, context).integer("workers"));
   options.batch_size = plan.batch_size;
   options.image = plan.image;
   options.model_bytes = plan.model_bytes;

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,8 @@ class SpawnScenario final : public Scenario {
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
+  std::vector<KnobSpec> knobs() const override;
+  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;
 };
 

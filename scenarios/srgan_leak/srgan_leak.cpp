@@ -121,14 +121,37 @@ SrganLeakPlan srgan_leak_plan(Scale scale) {
   return plan;
 }
 
-void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history) {
+std::vector<KnobSpec> SrganLeakScenario::knobs() const {
+  return {KnobSpec::integer("batch", "image pairs per training step", 1, 4096),
+          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x)", 4, 8192),
+          KnobSpec::choice("dtype", "f32, or bf16 mixed precision (f32 master weights and Adam moments)",
+                           {"f32", "bf16"})};
+}
+
+std::map<std::string, std::string> SrganLeakScenario::variant_knobs(const std::string& variant, Scale scale) const {
+  const SrganLeakPlan plan = srgan_leak_plan(scale);
+  // The fix, then bf16 mixed precision: activations and the weights the convs read in bf16
+  // (tensor cores), f32 master weights and Adam moments.
+  return {{"batch", std::to_string(plan.batch_size)},
+          {"lr_size", std::to_string(plan.low_res_size)},
+          {"dtype", variant == kFixedBf16 ? "bf16" : "f32"}};
+}
+
+SrganLeakPlan srgan_leak_plan_with(SrganLeakPlan plan, const KnobValues& knobs) {
+  if (knobs.has("batch")) plan.batch_size = static_cast<int>(knobs.integer("batch"));
+  if (knobs.has("lr_size")) plan.low_res_size = static_cast<int>(knobs.integer("lr_size"));
+  if (knobs.has("dtype")) plan.model.dtype = knobs.text("dtype") == "bf16" ? DType::bf16 : DType::f32;
+  return plan;
+}
+
+void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history,
+                      const KnobValues& knobs) {
   if (variant != kBroken && variant != kFixed && variant != kFixedBf16) {
     throw std::invalid_argument("srgan_leak: unknown variant '" + variant + "'");
   }
-  SrganLeakPlan plan = srgan_leak_plan(context.scale());
-  // The fix, then bf16 mixed precision: activations and the weights the convs read in bf16
-  // (tensor cores), f32 master weights and Adam moments.
-  if (variant == kFixedBf16) plan.model.dtype = DType::bf16;
+  const SrganLeakPlan plan = srgan_leak_plan_with(
+      srgan_leak_plan(context.scale()),
+      knobs.all().empty() ? KnobValues(SrganLeakScenario().variant_knobs(variant, context.scale())) : knobs);
   Device& device = context.device();
   leak::LeakDetector detector(context.allocator(), plan.detector);
   SrganLeakHistory local;
@@ -252,7 +275,7 @@ int SrganLeakScenario::default_steps(Scale scale) const {
 }
 
 void SrganLeakScenario::run(const std::string& variant, RunContext& context) const {
-  train_srgan_leak(variant, context);
+  train_srgan_leak(variant, context, nullptr, knobs_of(variant, context));
 }
 
 OOMLAB_REGISTER_SCENARIO(SrganLeakScenario);

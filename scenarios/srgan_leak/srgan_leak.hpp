@@ -6,6 +6,7 @@
 // The leak detector watches both: `broken` is a leak within the first epoch, `fixed` is flat.
 #pragma once
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct SrganLeakPlan {
 };
 
 SrganLeakPlan srgan_leak_plan(Scale scale);
+// `plan` with the run's knob values (batch, lr_size, dtype) where set.
+SrganLeakPlan srgan_leak_plan_with(SrganLeakPlan plan, const KnobValues& knobs);
 
 // What a run produced besides the record, for tests: the losses of every iteration and, per
 // finished epoch, each discriminator layer's mean activation over the epoch so far.
@@ -38,7 +41,9 @@ struct SrganLeakHistory {
 
 // Runs `variant` on the context's device. Throws OomError (diagnosis leak once the detector has
 // seen the growth); fills `history` as it goes, so it is complete up to an OOM.
-void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history = nullptr);
+// `knobs` (batch, lr_size, dtype) default to the variant's own values.
+void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history = nullptr,
+                      const KnobValues& knobs = {});
 
 class SrganLeakScenario final : public Scenario {
  public:
@@ -47,6 +52,8 @@ class SrganLeakScenario final : public Scenario {
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
+  std::vector<KnobSpec> knobs() const override;
+  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;
 };
 

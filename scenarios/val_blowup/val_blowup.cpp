@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/memory/site.hpp"
 #include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "kernels/conv/l1_loss.hpp"
@@ -79,11 +80,34 @@ ValBlowupPlan val_blowup_plan(Scale scale) {
   return plan;
 }
 
-ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) {
+ValBlowupPlan val_blowup_plan_with(ValBlowupPlan plan, const KnobValues& knobs) {
+  if (knobs.has("batch")) plan.train_batch = plan.chunk_batch = static_cast<int>(knobs.integer("batch"));
+  if (knobs.has("val_batch")) plan.validation_batch = static_cast<int>(knobs.integer("val_batch"));
+  if (knobs.has("lr_size")) plan.low_res_size = static_cast<int>(knobs.integer("lr_size"));
+  if (knobs.has("dtype")) plan.model.dtype = knobs.text("dtype") == "bf16" ? DType::bf16 : DType::f32;
+  return plan;
+}
+
+std::vector<KnobSpec> ValBlowupScenario::knobs() const {
+  return {KnobSpec::integer("batch", "training batch (B); fixed-chunked validates in chunks of it", 1, 4096),
+          KnobSpec::integer("val_batch", "validation batch (the story's is 4B)", 1, 65536),
+          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x)", 4, 8192),
+          KnobSpec::choice("dtype", "f32, or bf16 (activations and the weights the convs read)", {"f32", "bf16"})};
+}
+
+std::map<std::string, std::string> ValBlowupScenario::variant_knobs(const std::string&, Scale scale) const {
+  const ValBlowupPlan plan = val_blowup_plan(scale);
+  return {{"batch", std::to_string(plan.train_batch)},
+          {"val_batch", std::to_string(plan.validation_batch)},
+          {"lr_size", std::to_string(plan.low_res_size)},
+          {"dtype", plan.model.dtype == DType::bf16 ? "bf16" : "f32"}};
+}
+
+ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context, const KnobValues& knobs) {
   if (variant != kBroken && variant != kFixedInference && variant != kFixedChunked) {
     throw std::invalid_argument("val_blowup: unknown variant '" + variant + "'");
   }
-  const ValBlowupPlan plan = val_blowup_plan(context.scale());
+  const ValBlowupPlan plan = val_blowup_plan_with(val_blowup_plan(context.scale()), knobs);
   Device& device = context.device();
   memory::CachingAllocator& allocator = context.allocator();
   const DType dtype = plan.model.dtype;
@@ -97,6 +121,7 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
   context.set_warmup_steps(1);  // step 0 loads the kernels and sets up: out of the steady rate
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
+    memory::SiteScope site("training step");
     const srgan::ImageBatch batch = data.batch(device, plan.train_batch, step, dtype);
     // The next batch's images (the validation batch after the last step) are made on a worker
     // thread while this step runs.
@@ -117,6 +142,7 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context) 
   context.begin_step(context.steps());
   allocator.push_scope();
   try {
+    memory::SiteScope site("validation (batch " + std::to_string(plan.validation_batch) + ")");
     const srgan::ImageBatch batch = data.batch(device, plan.validation_batch, kValidationBatchIndex, dtype);
     Tensor outputs = validation_forward(variant, generator, batch.low_res, plan.chunk_batch);
     memory::TagScope tag(memory::Tag::activations);
@@ -170,7 +196,7 @@ void ValBlowupScenario::configure(const std::string&, Scale scale, memory::Alloc
 int ValBlowupScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 4; }
 
 void ValBlowupScenario::run(const std::string& variant, RunContext& context) const {
-  run_val_blowup(variant, context);
+  run_val_blowup(variant, context, knobs_of(variant, context));
 }
 
 OOMLAB_REGISTER_SCENARIO(ValBlowupScenario);

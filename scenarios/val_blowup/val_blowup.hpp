@@ -12,6 +12,7 @@
 // All three compute the same outputs (bit-equal on host); only the memory differs.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct ValBlowupPlan {
   int chunk_batch = 0;       // fixed-chunked's chunk: B, a size the training step fits with
 };
 ValBlowupPlan val_blowup_plan(Scale scale);
+// `plan` with the run's knob values (batch, lr_size, val_batch, dtype) where set; the chunk of
+// fixed-chunked stays the training batch.
+ValBlowupPlan val_blowup_plan_with(ValBlowupPlan plan, const KnobValues& knobs);
 
 // What one run measured (also the record's metrics).
 struct ValBlowupResult {
@@ -40,7 +44,8 @@ struct ValBlowupResult {
 
 // Runs `variant` on the context's device; an OomError escapes as the `oom` outcome. The tests
 // call it directly to read the outputs (e.g. on a device without a budget).
-ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context);
+// `knobs` default to the variant's own values.
+ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context, const KnobValues& knobs = {});
 
 class ValBlowupScenario final : public Scenario {
  public:
@@ -51,6 +56,8 @@ class ValBlowupScenario final : public Scenario {
   void configure(const std::string& variant, Scale scale,
                  memory::AllocatorConfig& config) const override;
   int default_steps(Scale scale) const override;
+  std::vector<KnobSpec> knobs() const override;
+  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;
 };
 

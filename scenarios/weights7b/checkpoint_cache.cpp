@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 
 #include "harness/memory/size.hpp"
 #include "scenarios/models/safetensors/llama_checkpoint.hpp"
+#include "scenarios/weights7b/checkpoint_match.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -32,7 +34,27 @@ bool usable_cached_file(const std::string& path, const std::string& preset, DTyp
   }
 }
 
+// A 70B f32 checkpoint is 276 GB: say so before writing, rather than fill the disk and fail.
+void require_room(const std::filesystem::path& dir, std::uint64_t bytes, DType dtype) {
+  std::error_code error;
+  const std::filesystem::space_info space = std::filesystem::space(dir, error);
+  if (error || space.available >= bytes + bytes / 64) return;  // a little room for the header
+  throw std::runtime_error("generating the checkpoint needs " + format_size(bytes) + " in " + dir.string() +
+                           ", which has " + format_size(space.available) + " free: point " +
+                           given_checkpoint_variable(dtype) + " at a checkpoint, or OOMLAB_WEIGHTS7B_DIR at a larger disk");
+}
+
 }  // namespace
+
+const char* given_checkpoint_variable(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return "OOMLAB_WEIGHTS7B_BF16";
+    case DType::f16: return "OOMLAB_WEIGHTS7B_F16";
+    default: return "OOMLAB_WEIGHTS7B_F32";
+  }
+}
+
+const char* given_checkpoint_path(DType dtype) { return env(given_checkpoint_variable(dtype)); }
 
 std::string cached_checkpoint_path(const std::string& preset, DType dtype) {
   const std::filesystem::path dir =
@@ -42,24 +64,34 @@ std::string cached_checkpoint_path(const std::string& preset, DType dtype) {
                  ".safetensors")).string();
 }
 
-CheckpointSource checkpoint_for(DeviceKind kind, const std::string& preset, DType dtype,
+CheckpointSource checkpoint_for(DeviceKind kind, const WantedCheckpoint& wanted,
                                 const std::function<void(const std::string&)>& note) {
-  const char* given = env(dtype == DType::bf16 ? "OOMLAB_WEIGHTS7B_BF16" : "OOMLAB_WEIGHTS7B_F32");
-  if (given) {
-    return kind == DeviceKind::dry ? CheckpointSource::header_only(given) : CheckpointSource::open(given);
+  const safetensors::LlamaShape& shape = safetensors::llama_preset(wanted.preset);
+  if (const char* given = given_checkpoint_path(wanted.dtype)) {
+    const CheckpointSource source =
+        kind == DeviceKind::dry ? CheckpointSource::header_only(given) : CheckpointSource::open(given);
+    require_llama_checkpoint(source.label(), source.tensors(), wanted);
+    const CheckpointSource weights =
+        source.without([&](const TensorEntry& entry) { return safetensors::is_llama_rotary_table(entry, shape); });
+    if (weights.tensors().size() < source.tensors().size()) {
+      note("skipping " + std::to_string(source.tensors().size() - weights.tensors().size()) +
+           " rotary tables (rotary_emb.inv_freq: recomputed by every loader, not weights)");
+    }
+    return weights;
   }
-  const safetensors::LlamaShape& shape = safetensors::llama_preset(preset);
   if (kind == DeviceKind::dry) {
-    return CheckpointSource::plan("plan " + preset + " " + dtype_name(dtype),
-                                  safetensors::llama_layout(shape, dtype));
+    return CheckpointSource::plan("plan " + wanted.preset + " " + dtype_name(wanted.dtype),
+                                  safetensors::llama_layout(shape, wanted.dtype));
   }
-  const std::string path = cached_checkpoint_path(preset, dtype);
-  if (!usable_cached_file(path, preset, dtype)) {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    note("generating " + path + " (" +
-         format_size(static_cast<std::size_t>(shape.parameters()) * dtype_size(dtype)) + ")");
+  const std::string path = cached_checkpoint_path(wanted.preset, wanted.dtype);
+  if (!usable_cached_file(path, wanted.preset, wanted.dtype)) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    std::filesystem::create_directories(dir);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(shape.parameters()) * dtype_size(wanted.dtype);
+    require_room(dir, bytes, wanted.dtype);
+    note("generating " + path + " (" + format_size(bytes) + ")");
     const auto start = std::chrono::steady_clock::now();
-    safetensors::generate_llama_checkpoint(path, shape, dtype, kCheckpointSeed);
+    safetensors::generate_llama_checkpoint(path, shape, wanted.dtype, kCheckpointSeed);
     note("generated in " +
          std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
   }

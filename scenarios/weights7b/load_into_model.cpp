@@ -15,6 +15,10 @@ std::invalid_argument load_error(const std::string& what) {
 
 model::TransformerConfig transformer_config_for(const safetensors::LlamaShape& shape,
                                                 std::int64_t max_seq) {
+  if (shape.kv_heads != shape.heads) {  // the transformer fuses q, k and v as (3C, C)
+    throw load_error(shape.name + " uses grouped-query attention (" + std::to_string(shape.kv_heads) +
+                     " key/value heads for " + std::to_string(shape.heads) + "); the transformer has as many as query heads");
+  }
   return model::TransformerConfig{shape.name,   model::ModelStyle::llama, shape.vocab,
                                   max_seq,      shape.layers,             shape.heads,
                                   shape.hidden, shape.ffn};

@@ -17,8 +17,9 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// At least 1: a zero-element tensor has no rows to stage, and nothing divides by 0.
 std::int64_t row_length(const TensorEntry& entry) {
-  if (entry.shape.size() >= 2) return entry.shape.back();
+  if (entry.shape.size() >= 2) return std::max<std::int64_t>(1, entry.shape.back());
   return std::max<std::int64_t>(1, entry.numel());  // a norm weight is one row
 }
 
@@ -69,33 +70,40 @@ std::size_t device_staging_bytes(const CheckpointSource& source, WeightFormat fo
 
 LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& source,
                                         LoadStats& stats) {
-  if (source.uniform_dtype() != DType::f32) {
-    throw std::invalid_argument(source.label() + ": the whole-file load reads an f32 checkpoint");
+  const DType file_dtype = source.uniform_dtype();
+  if (!is_floating(file_dtype)) {
+    throw std::invalid_argument(source.label() + ": the whole-file load reads an f32, bf16 or f16 checkpoint, not " +
+                                dtype_name(file_dtype));
   }
   const std::uint64_t bytes = source.data_bytes();
+  const std::size_t element = dtype_size(file_dtype);
   stats = LoadStats{};
 
-  // 1. The whole file into pageable host memory (what torch.load / load_file(device="cpu") do).
+  // 1. The whole checkpoint into pageable host memory (what torch.load / load_file(device="cpu")
+  //    do), every shard's tensors back to back.
   std::unique_ptr<std::uint8_t[]> host_copy;
   if (source.has_data()) {
     host_copy.reset(new std::uint8_t[bytes]);
-    std::copy_n(source.data(source.tensors().front()), bytes, host_copy.get());
+    for (const TensorEntry& entry : source.tensors()) {
+      std::copy_n(source.data(entry), entry.bytes(), host_copy.get() + entry.begin);
+    }
   }
 
-  // 2. Every f32 byte to the device in one upload: 4 bytes per parameter.
+  // 2. Every byte to the device in one upload, in the file's dtype: 4 bytes per parameter for f32.
   memory::TagScope tag(memory::Tag::weights);
-  Tensor all_f32 = Tensor::empty(device, {static_cast<std::int64_t>(bytes / 4)}, DType::f32);
-  if (host_copy) all_f32.copy_from_host(host_copy.get(), bytes);
+  Tensor whole_file = Tensor::empty(device, {static_cast<std::int64_t>(bytes / element)}, file_dtype);
+  if (host_copy) whole_file.copy_from_host(host_copy.get(), bytes);
   host_copy.reset();
 
-  // 3. A bf16 copy of each tensor, cast on the device: 2 more bytes per parameter while the f32
-  //    upload is still alive. THIS is the 6 bytes/param peak.
+  // 3. A bf16 copy of each tensor, cast on the device: 2 more bytes per parameter while the
+  //    upload is still alive. THIS is the 6 bytes/param peak (4 for a bf16 or f16 file: the
+  //    state dict and the model both on the device).
   LoadedWeights result;
   for (const TensorEntry& entry : source.tensors()) {
     Tensor weight = Tensor::empty(device, entry.shape, DType::bf16);
-    const Tensor f32_view = all_f32.slice(static_cast<std::int64_t>(entry.begin / 4),
-                                          static_cast<std::int64_t>(entry.end / 4));
-    ops::cast(weight, f32_view);
+    const Tensor file_view = whole_file.slice(static_cast<std::int64_t>(entry.begin / element),
+                                              static_cast<std::int64_t>(entry.end / element));
+    ops::cast(weight, file_view);
     result.tensors.emplace(entry.name, std::move(weight));
   }
   device.synchronize();

@@ -1,8 +1,9 @@
 // Three ways to put a checkpoint's weights on the device, side by side.
 //
 //   load_whole_file_then_cast (broken): the whole file into pageable host memory, one device
-//     upload of every f32 byte, then a bf16 copy of each tensor cast on the device. Both copies
-//     are alive at the end: 4 + 2 = 6 bytes per parameter.
+//     upload of every byte in the file's dtype, then a bf16 copy of each tensor cast on the
+//     device. Both copies are alive at the end: 4 + 2 = 6 bytes per parameter for an f32 file
+//     (2 + 2 for bf16 or f16: the state dict and the model both on the device).
 //   stream_load (fixed): tensor by tensor, chunk by chunk, from the mmap through a pinned host
 //     ring (pinned_stager.hpp); each chunk's copy runs on a copy stream while the compute stream
 //     casts (or quantises) the previous one out of a two-slot device staging ring. The device
@@ -51,7 +52,7 @@ struct LoadStats {
 };
 
 
-// Broken: needs an all-f32 checkpoint (throws std::invalid_argument naming the tensor otherwise).
+// Broken: needs a checkpoint of one float dtype (throws std::invalid_argument otherwise).
 LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& source,
                                         LoadStats& stats);
 

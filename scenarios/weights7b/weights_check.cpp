@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/core/host_values.hpp"
+
 namespace oomlab::scenarios::weights7b {
 namespace {
 
@@ -29,23 +31,26 @@ std::uint64_t weights_digest(const LoadedWeights& weights) {
   return hash;
 }
 
-double int8_error_over_bound(const LoadedWeights& weights, const CheckpointSource& f32_source) {
-  if (!f32_source.has_data() || f32_source.uniform_dtype() != DType::f32) {
-    throw std::invalid_argument(f32_source.label() + ": int8 check needs the mapped f32 checkpoint");
+double int8_error_over_bound(const LoadedWeights& weights, const CheckpointSource& source) {
+  if (!source.has_data() || !is_floating(source.uniform_dtype())) {
+    throw std::invalid_argument(source.label() + ": int8 check needs the mapped float checkpoint");
   }
+  const DType file_dtype = source.uniform_dtype();
   double worst = 0;
-  for (const TensorEntry& entry : f32_source.tensors()) {
+  for (const TensorEntry& entry : source.tensors()) {
     auto scale_it = weights.scales.find(entry.name);
     if (scale_it == weights.scales.end()) continue;
     const Tensor& q = weights.tensors.at(entry.name);
     std::vector<std::int8_t> codes(static_cast<std::size_t>(q.numel()));
     q.copy_to_host(codes.data(), codes.size());
     const std::vector<float> scales = scale_it->second.to_host_f32();
-    const auto* x = reinterpret_cast<const float*>(f32_source.data(entry));
+    const std::uint8_t* x = source.data(entry);
+    if (codes.empty()) continue;  // a zero-element matrix: nothing quantised, no row length
     const std::size_t cols = codes.size() / scales.size();
     for (std::size_t i = 0; i < codes.size(); ++i) {
       const float scale = scales[i / cols];
-      const double error = std::fabs(static_cast<double>(x[i]) - static_cast<double>(codes[i] * scale));
+      const double value = load_as_float(x, file_dtype, i);
+      const double error = std::fabs(value - static_cast<double>(codes[i] * scale));
       const double bound = static_cast<double>(scale) * (0.5 + 1e-4);
       worst = std::max(worst, bound > 0 ? error / bound : (error > 0 ? INFINITY : 0.0));
     }

@@ -13,7 +13,8 @@ namespace oomlab::scenarios::weights7b {
 std::uint64_t weights_digest(const LoadedWeights& weights);
 
 // max over every quantised element of |x - q * scale| / (scale * (0.5 + 1e-4)), where x is the
-// f32 value in `f32_source`: <= 1 when every element is within the bound. 0 without matrices.
-double int8_error_over_bound(const LoadedWeights& weights, const CheckpointSource& f32_source);
+// value in `source` (f32, bf16 or f16): <= 1 when every element is within the bound. 0 without
+// matrices.
+double int8_error_over_bound(const LoadedWeights& weights, const CheckpointSource& source);
 
 }  // namespace oomlab::scenarios::weights7b

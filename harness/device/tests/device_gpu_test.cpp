@@ -4,8 +4,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "harness/device/cuda_archs.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/monitor.hpp"
 #include "harness/device/op_profiler.hpp"
@@ -119,6 +125,40 @@ TEST(DeviceGpu, MonitorSeesDeviceLevelMemory) {
   // Device-level used memory includes the context and the 256 MiB segment.
   EXPECT_GE(monitor.peak_used(), 256_MiB) << "method " << monitor.method();
   device.allocator().deallocate(p);
+}
+
+// The driver's choice of image on this GPU is the one cuda_archs.cpp predicts from the list: the
+// rules the fat build and the engine choice rely on, checked against the real thing for each
+// build ci/gpu.sh makes (fat, 80, 80-virtual, 75).
+TEST(CudaCodeGpu, TheDriverLoadsThePredictedImage) {
+  OOMLAB_REQUIRE_GPU();
+  EXPECT_EQ(cuda_code_problem(), "");
+  const CurrentCudaCode& code = current_cuda_code();
+  const std::optional<CudaImage> predicted = select_cuda_image(built_cuda_architectures(), code.device);
+  ASSERT_TRUE(predicted.has_value()) << "built for " << built_cuda_architectures_text();
+  EXPECT_EQ(code.image.code, predicted->code) << describe_cuda_image(code.image) << " vs "
+                                              << describe_cuda_image(*predicted);
+  EXPECT_EQ(code.image.arch_specific, predicted->arch_specific);
+  EXPECT_EQ(code.image.jit, predicted->jit);
+  std::printf("%s (%s) runs %s of this binary (built for %s)\n", code.device_name.c_str(),
+              code.device.text().c_str(), describe_cuda_image(code.image).c_str(), built_cuda_architectures_text());
+}
+
+// A binary without code for this GPU: the start-up check's one line, never a crash. ci/gpu.sh's
+// noimage stage runs this with the sm_80 build and CUDA_DISABLE_PTX_JIT=1 (its SASS cannot run on
+// a Hopper, its PTX may not be compiled), OOMLAB_EXPECT_NO_CUDA_CODE=1.
+TEST(CudaCodeGpu, MissingCodeIsOneLine) {
+  OOMLAB_REQUIRE_GPU();
+  if (std::getenv("OOMLAB_EXPECT_NO_CUDA_CODE") == nullptr) {
+    GTEST_SKIP() << "needs a binary without code for this GPU (OOMLAB_EXPECT_NO_CUDA_CODE=1, ci/gpu.sh noimage)";
+  }
+  const std::string line = cuda_code_problem();
+  std::printf("%s\n", line.c_str());
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  for (const char* part : {"has no GPU code for", "compute capability", "built for", "-DCMAKE_CUDA_ARCHITECTURES="}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
+  }
+  EXPECT_THROW(current_cuda_code(), std::runtime_error);
 }
 
 }  // namespace

@@ -46,6 +46,27 @@ TEST(DeviceMonitor, KeepsThePeakSeenByTheThread) {
   EXPECT_EQ(monitor.last_used(), 0u);
 }
 
+// The timer never fires here (1 h): the peak is caught at the segment map itself, so a segment
+// mapped and released between two timer samples still counts.
+TEST(DeviceMonitor, CatchesThePeakAtSegmentEventsNotOnlyOnTheTimer) {
+  for (DeviceKind kind : {DeviceKind::dry, DeviceKind::host}) {
+    Device device(kind, {});
+    DeviceMonitor monitor(device, 1h, 300_MiB);
+    device.allocator().mark_step(0);
+    void* small = device.allocator().allocate(1_MiB);
+    void* big = device.allocator().allocate(700_MiB);
+    device.allocator().deallocate(big);
+    device.allocator().empty_cache();  // the peak is gone before any timer sample
+    device.allocator().deallocate(small);
+    monitor.stop();
+    const auto peak_reserved = static_cast<std::size_t>(device.allocator().stats().reserved.peak);
+    EXPECT_EQ(monitor.peak_used(), peak_reserved + 300_MiB) << device_kind_name(kind);
+    EXPECT_GE(monitor.event_samples(), 4u);  // step, two maps, an unmap
+    EXPECT_NE(monitor.describe().find("at every segment map/unmap, step and OOM, and every 3600000 ms"),
+              std::string::npos) << monitor.describe();
+  }
+}
+
 TEST(DeviceMonitor, StopIsIdempotentAndDestructionStops) {
   Device device(DeviceKind::dry, {});
   {

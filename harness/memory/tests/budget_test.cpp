@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +23,43 @@ TEST(GpuProfiles, TheRequiredCardsExist) {
     EXPECT_GT(profile->context_bytes, 0u);
     EXPECT_LT(profile->budget(), profile->card_bytes);
     EXPECT_FALSE(profile->description.empty());
+  }
+}
+
+TEST(GpuProfiles, TheCardsUsersHaveExist) {  // issue 17: Turing through Blackwell
+  for (const char* name : {"t4", "l4", "a10", "l40s", "rtx3090", "rtx4080", "rtx5090", "h100-pcie",
+                           "h100-sxm", "b200"}) {
+    EXPECT_NE(find_gpu_profile(name), nullptr) << name;
+  }
+  EXPECT_EQ(find_gpu_profile("t4")->card_bytes, 15360_MiB);
+  EXPECT_EQ(find_gpu_profile("h100-sxm")->card_bytes, find_gpu_profile("h100-80g")->card_bytes);
+}
+
+TEST(GpuProfiles, EveryProfileHasAPositiveBudgetAndAUniqueName) {
+  std::set<std::string> names;
+  for (const GpuProfile& profile : gpu_profiles()) {
+    EXPECT_TRUE(names.insert(profile.name).second) << "duplicate profile " << profile.name;
+    EXPECT_GT(profile.context_bytes, 0u) << profile.name;
+    EXPECT_GT(profile.card_bytes, profile.context_bytes) << profile.name;
+    EXPECT_GT(profile.budget(), 1_GiB) << profile.name;
+    EXPECT_FALSE(profile.description.empty()) << profile.name;
+    // Parsed by name, the budget is the profile's.
+    EXPECT_EQ(parse_budget(profile.name).bytes, profile.budget()) << profile.name;
+  }
+}
+
+TEST(GpuProfiles, PrintedOneLineEach) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  ASSERT_NE(out, nullptr);
+  print_gpu_profiles(out);
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  for (const GpuProfile& profile : gpu_profiles()) {
+    EXPECT_NE(printed.find("\n" + profile.name + " "), std::string::npos) << profile.name;
+    EXPECT_NE(printed.find(format_size(profile.budget())), std::string::npos) << profile.name;
   }
 }
 

@@ -24,6 +24,7 @@ RunRecord full_record() {
   r.memory.peak_reserved = 11'000'000'000ull;
   r.memory.peak_device_used = 11'600'000'000ull;
   r.memory.need = 42'000'000'000ull;
+  r.memory.need_reserved = 42'500'000'000ull;
   r.memory.per_tag_peak = {{"activations", 123456}, {"weights", 1ull << 33}, {"other", 0}};
   r.memory.num_ooms = 2;
   r.memory.num_alloc_retries = 3;
@@ -56,6 +57,7 @@ TEST(RunRecord, AbsentValuesAreNullAndRoundTrip) {
   original.device.compute_capability = "";
   original.budget.profile = "";
   original.memory.need = 0;
+  original.memory.need_reserved = 0;
   auto json = to_json(original);
   EXPECT_TRUE(json["memory"]["need"].is_null());
   EXPECT_TRUE(json["outcome"]["diagnosis"].is_null());
@@ -121,6 +123,7 @@ TEST(RunRecord, Version1RecordsWithoutWarmupStepsStillRead) {
   json.erase("warnings");
   json.erase("knobs");
   json["memory"].erase("need");
+  json["memory"].erase("need_reserved");
   const RunRecord parsed = run_record_from_json(json);
   EXPECT_EQ(parsed.warmup_steps, 0);
   EXPECT_EQ(parsed.schema_version, kRunRecordSchemaVersion);  // read as the current version
@@ -129,6 +132,7 @@ TEST(RunRecord, Version1RecordsWithoutWarmupStepsStillRead) {
   expected.warnings.clear();  // version 1 had none of these
   expected.knobs.clear();
   expected.memory.need = 0;
+  expected.memory.need_reserved = 0;
   EXPECT_TRUE(parsed == expected);
 }
 
@@ -138,6 +142,7 @@ TEST(RunRecord, Version2RecordsWithoutVersion3FieldsStillRead) {
   json.erase("warnings");
   json.erase("knobs");
   json["memory"].erase("need");
+  json["memory"].erase("need_reserved");
   const RunRecord parsed = run_record_from_json(json);
   EXPECT_TRUE(parsed.warnings.empty());
   EXPECT_TRUE(parsed.knobs.empty());

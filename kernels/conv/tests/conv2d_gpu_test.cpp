@@ -13,6 +13,7 @@
 
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/core/engines.hpp"
 #include "kernels/core/wgmma_device.hpp"
 #include "kernels/conv/leaky_relu.hpp"
 #include "kernels/conv/tests/gpu_test_support.hpp"
@@ -266,6 +267,46 @@ TEST(Conv2dGpuLarge, ShiftedBackwardWeightOnManyBlocksMatchesMmaSync) {
   }
   EXPECT_TRUE(testing::all_close(dw.to_host_f32(), dw_mma_sync.to_host_f32(), conv_tolerance(DType::bf16, 16384),
                                  "dw bf16 (4,64,64,128) -> 256 against mma.sync"));
+}
+
+// A card with 99 KiB of shared memory per block (8.6, 8.9, 12.x: RTX 30xx-50xx, A10, L4, L40S),
+// emulated on this one (ops::limit_shared_bytes), on the mma.sync engine those cards run: f32
+// forward and backward-data with N > 64 take 128 x 64 tiles (128 x 128 would need 108 KiB), and
+// the direct kernel's 9x9 first conv asks for only the shared memory it uses.
+TEST(Conv2dGpuSmallCard, NinetyNineKiBPerBlockMatchesReference) {
+  OOMLAB_REQUIRE_GPU();
+  struct Limit {
+    Limit() { limit_shared_bytes(99 * 1024); }
+    ~Limit() { limit_shared_bytes(0); }
+  } limit;
+  const WgmmaOff off;
+  Device host(DeviceKind::host, {});
+  Device cuda(DeviceKind::cuda, {});
+  const std::vector<ConvCase> cases = {
+      {{1, 8, 9, 64}, {256, 3, 3, 64}, {1, 1}, DType::f32},   // N = 256 > 64
+      {{1, 10, 12, 128}, {96, 3, 3, 128}, {1, 1}, DType::f32},  // backward-data N = c = 128
+      {{1, 20, 36, 3}, {64, 9, 9, 3}, {1, 4}, DType::bf16},   // the SR-GAN's first conv: 91 KiB direct
+  };
+  for (const ConvCase& c : cases) {
+    const Shape y_shape = conv2d_output_shape(c.x, c.w, c.params);
+    Tensor x = testing::random_tensor(host, c.x, c.dtype, 401);
+    Tensor w = testing::random_tensor(host, c.w, c.dtype, 402);
+    Tensor dy = testing::random_tensor(host, y_shape, c.dtype, 403);
+    Tensor y_ref = Tensor::empty(host, y_shape, c.dtype), dx_ref = Tensor::empty(host, c.x, c.dtype);
+    conv2d_forward(x, w, Tensor{}, y_ref, c.params);
+    conv2d_backward_data(dy, w, dx_ref, c.params);
+    Tensor gx = testing::copy_to(cuda, x), gw = testing::copy_to(cuda, w), gdy = testing::copy_to(cuda, dy);
+    Tensor gy = Tensor::empty(cuda, y_shape, c.dtype), gdx = Tensor::empty(cuda, c.x, c.dtype);
+    for (Tensor* t : {&gy, &gdx}) t->fill(std::nan(""));
+    conv2d_forward(gx, gw, Tensor{}, gy, c.params);
+    conv2d_backward_data(gdy, gw, gdx, c.params);
+    cuda.synchronize();
+    const std::int64_t rsc = c.w[1] * c.w[2] * c.w[3], rsk = c.w[0] * c.w[1] * c.w[2];
+    EXPECT_TRUE(testing::all_close(gy.to_host_f32(), y_ref.to_host_f32(), conv_tolerance(c.dtype, rsc), "y"))
+        << c;
+    EXPECT_TRUE(testing::all_close(gdx.to_host_f32(), dx_ref.to_host_f32(), conv_tolerance(c.dtype, rsk), "dx"))
+        << c;
+  }
 }
 
 // Backward-weight with <= 4 channels on one side skips the GEMM (wgrad_small_channels.cuh): the

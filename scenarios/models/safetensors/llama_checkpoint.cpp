@@ -49,17 +49,27 @@ void fill_on_all_cores(std::uint64_t seed, std::uint64_t tensor_index, bool is_n
 }  // namespace
 
 std::int64_t LlamaShape::parameters() const {
-  const std::int64_t per_layer = 4 * hidden * hidden + 3 * hidden * ffn + 2 * hidden;
+  // q_proj, o_proj (hidden, hidden); k_proj, v_proj (kv_dim, hidden); the SiLU-gated MLP; 2 norms.
+  const std::int64_t per_layer = 2 * hidden * hidden + 2 * kv_dim() * hidden + 3 * hidden * ffn + 2 * hidden;
   return 2 * vocab * hidden + layers * per_layer + hidden;
 }
 
 const std::vector<LlamaShape>& llama_presets() {
+  //                                  hidden layers heads kv_heads    ffn  vocab
   static const std::vector<LlamaShape> presets = {
-      {"llama-7b", 4096, 32, 32, 11008, 32000},
-      {"llama-small", 1024, 4, 16, 2816, 32000},
-      {"llama-tiny", 256, 2, 4, 688, 2048},
+      {"llama-tiny", 256, 2, 4, 4, 688, 2048},
+      {"llama-small", 1024, 4, 16, 16, 2816, 32000},
+      {"llama-7b", 4096, 32, 32, 32, 11008, 32000},
+      {"llama-13b", 5120, 40, 40, 40, 13824, 32000},
+      {"llama-70b", 8192, 80, 64, 8, 28672, 32000},
   };
   return presets;
+}
+
+std::vector<std::string> llama_preset_names() {
+  std::vector<std::string> names;
+  for (const LlamaShape& preset : llama_presets()) names.push_back(preset.name);
+  return names;
 }
 
 const LlamaShape& llama_preset(const std::string& name) {
@@ -80,9 +90,10 @@ std::vector<TensorEntry> llama_layout(const LlamaShape& s, DType dtype) {
   for (std::int64_t layer = 0; layer < s.layers; ++layer) {
     const std::string p = "model.layers." + std::to_string(layer) + ".";
     add(p + "input_layernorm.weight", {s.hidden});
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-      add(p + "self_attn." + proj + ".weight", {s.hidden, s.hidden});
-    }
+    add(p + "self_attn.q_proj.weight", {s.hidden, s.hidden});
+    add(p + "self_attn.k_proj.weight", {s.kv_dim(), s.hidden});
+    add(p + "self_attn.v_proj.weight", {s.kv_dim(), s.hidden});
+    add(p + "self_attn.o_proj.weight", {s.hidden, s.hidden});
     add(p + "post_attention_layernorm.weight", {s.hidden});
     add(p + "mlp.gate_proj.weight", {s.ffn, s.hidden});
     add(p + "mlp.up_proj.weight", {s.ffn, s.hidden});
@@ -95,6 +106,22 @@ std::vector<TensorEntry> llama_layout(const LlamaShape& s, DType dtype) {
 
 bool is_norm_weight(const TensorEntry& entry) { return entry.shape.size() == 1; }
 
+bool is_llama_rotary_table(const TensorEntry& entry, const LlamaShape& shape) {
+  static const std::string prefix = "model.layers.", suffix = ".self_attn.rotary_emb.inv_freq";
+  const std::string& name = entry.name;
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  const std::string layer = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  // A decimal layer number without leading zeros, below the layer count (at most 19 digits).
+  if (layer.size() > 18 || layer.find_first_not_of("0123456789") != std::string::npos ||
+      (layer.size() > 1 && layer[0] == '0') || std::stoll(layer) >= shape.layers) {
+    return false;
+  }
+  return is_floating(entry.dtype) && entry.shape == Shape{shape.head_dim() / 2};
+}
+
 float llama_value(std::uint64_t seed, std::uint64_t tensor_index, bool is_norm, std::uint64_t index) {
   const std::uint64_t bits = splitmix64(stream_key(seed, tensor_index) + index / 2);
   return value_from_bits(static_cast<std::uint32_t>(index % 2 ? bits >> 32 : bits), is_norm);
@@ -102,12 +129,12 @@ float llama_value(std::uint64_t seed, std::uint64_t tensor_index, bool is_norm, 
 
 void fill_llama_values(std::uint64_t seed, std::uint64_t tensor_index, bool is_norm, DType dtype,
                        std::uint64_t first, std::uint64_t count, void* dst) {
-  if (dtype != DType::f32 && dtype != DType::bf16) {
-    throw std::invalid_argument(std::string("fill_llama_values: f32 or bf16, not ") + dtype_name(dtype));
+  if (!is_floating(dtype)) {
+    throw std::invalid_argument(std::string("fill_llama_values: f32, bf16 or f16, not ") + dtype_name(dtype));
   }
   const std::uint64_t key = stream_key(seed, tensor_index);
   auto* f32 = static_cast<float*>(dst);
-  auto* bf16 = static_cast<std::uint16_t*>(dst);
+  auto* half = static_cast<std::uint16_t*>(dst);
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t index = first + i;
     const std::uint64_t bits = splitmix64(key + index / 2);
@@ -115,29 +142,32 @@ void fill_llama_values(std::uint64_t seed, std::uint64_t tensor_index, bool is_n
     if (dtype == DType::f32) {
       f32[i] = value;
     } else {
-      bf16[i] = float_to_bf16_bits(value);
+      half[i] = dtype == DType::bf16 ? float_to_bf16_bits(value) : float_to_f16_bits(value);
     }
   }
 }
 
-void generate_llama_checkpoint(const std::string& path, const LlamaShape& shape, DType dtype,
-                               std::uint64_t seed) {
-  if (dtype != DType::f32 && dtype != DType::bf16) {  // checked here, not inside the fill threads
-    throw std::invalid_argument(std::string("generate_llama_checkpoint: f32 or bf16, not ") + dtype_name(dtype));
-  }
-  const std::vector<TensorEntry> layout = llama_layout(shape, dtype);
-  std::map<std::string, std::string> metadata = {
+std::map<std::string, std::string> llama_metadata(const LlamaShape& shape, DType dtype, std::uint64_t seed) {
+  return {
       {"format", "pt"},
       {"oomlab_preset", shape.name},
       {"oomlab_dtype", dtype_name(dtype)},
       {"oomlab_seed", std::to_string(seed)},
   };
+}
+
+void generate_llama_checkpoint(const std::string& path, const LlamaShape& shape, DType dtype,
+                               std::uint64_t seed) {
+  if (!is_floating(dtype)) {  // checked here, not inside the fill threads
+    throw std::invalid_argument(std::string("generate_llama_checkpoint: f32, bf16 or f16, not ") + dtype_name(dtype));
+  }
+  const std::vector<TensorEntry> layout = llama_layout(shape, dtype);
   // The writer hands back entries in layout order; their index is the value stream's key.
   std::map<std::string, std::uint64_t> index_of;
   for (std::size_t i = 0; i < layout.size(); ++i) index_of[layout[i].name] = i;
   // 64 MiB write chunks: each is filled by every core, then written.
   constexpr std::size_t kGenerateChunk = 64 * MiB;
-  write_safetensors(path, layout, metadata,
+  write_safetensors(path, layout, llama_metadata(shape, dtype, seed),
                     [&](const TensorEntry& entry, std::uint64_t offset, std::uint8_t* dst, std::size_t bytes) {
                       const std::size_t element = dtype_size(entry.dtype);
                       fill_on_all_cores(seed, index_of.at(entry.name), is_norm_weight(entry),

@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/memory/user_text.hpp"
+#include "scenarios/models/safetensors/header_json.hpp"
+
 namespace oomlab::safetensors {
 namespace {
 
@@ -28,7 +31,7 @@ constexpr const char* kKnownUnsupported[] = {"BOOL", "U8", "I16", "U16", "U32", 
 }
 [[noreturn]] void fail_tensor(const std::string& file, const std::string& tensor,
                               const std::string& what) {
-  fail(file, "tensor '" + tensor + "': " + what);
+  fail(file, "tensor " + quote_user_text(tensor) + ": " + what);
 }
 
 DType parse_dtype_field(const json& value, const std::string& file, const std::string& tensor) {
@@ -43,7 +46,7 @@ DType parse_dtype_field(const json& value, const std::string& file, const std::s
                                 "(supported: F32, BF16, F16, I8, I32, I64)");
     }
   }
-  fail_tensor(file, tensor, "unknown dtype '" + name + "'");
+  fail_tensor(file, tensor, "unknown dtype " + quote_user_text(name));
 }
 
 Shape parse_shape_field(const json& value, const std::string& file, const std::string& tensor) {
@@ -52,13 +55,15 @@ Shape parse_shape_field(const json& value, const std::string& file, const std::s
   std::uint64_t numel = 1;
   for (const json& dim : value) {
     if (!dim.is_number_unsigned()) {
-      fail_tensor(file, tensor, "shape " + value.dump() + " has a dimension that is not a "
-                                "non-negative integer");
+      // dump() is safe here: parse_header_json capped the nesting.
+      fail_tensor(file, tensor, "shape dimension " + std::to_string(shape.size()) + " is " +
+                                    quote_user_text(dim.dump()) + ", not a non-negative integer");
     }
     const std::uint64_t d = dim.get<std::uint64_t>();
     // Reject sizes whose byte count could overflow: no real tensor has 2^60 elements.
     if (d > (std::uint64_t{1} << 60) || (d != 0 && numel > (std::uint64_t{1} << 60) / d)) {
-      fail_tensor(file, tensor, "shape " + value.dump() + " has too many elements");
+      fail_tensor(file, tensor, "shape has too many elements (over 2^60 at dimension " +
+                                    std::to_string(shape.size()) + ")");
     }
     numel *= d;
     shape.push_back(static_cast<std::int64_t>(d));
@@ -83,7 +88,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   if (!value.is_object()) fail(file, "__metadata__ must be an object of strings");
   std::map<std::string, std::string> metadata;
   for (const auto& [key, text] : value.items()) {
-    if (!text.is_string()) fail(file, "__metadata__ entry '" + key + "' is not a string");
+    if (!text.is_string()) fail(file, "__metadata__ entry " + quote_user_text(key) + " is not a string");
     metadata[key] = text.get<std::string>();
   }
   return metadata;
@@ -103,7 +108,7 @@ void check_layout(std::vector<TensorEntry>& tensors, std::uint64_t data_bytes, c
     if (entry.bytes() != needed) {
       fail_tensor(file, entry.name, "data_offsets " + range + " hold " +
                                         std::to_string(entry.bytes()) + " bytes but " +
-                                        dtype_name(entry.dtype) + " " + shape_string(entry.shape) +
+                                        dtype_name(entry.dtype) + " " + shape_for_message(entry.shape) +
                                         " needs " + std::to_string(needed));
     }
   }
@@ -115,8 +120,8 @@ void check_layout(std::vector<TensorEntry>& tensors, std::uint64_t data_bytes, c
   for (const TensorEntry& entry : tensors) {
     if (entry.begin < covered) {
       fail_tensor(file, entry.name, "data_offsets [" + std::to_string(entry.begin) + ", " +
-                                        std::to_string(entry.end) + ") overlap tensor '" +
-                                        previous->name + "'");
+                                        std::to_string(entry.end) + ") overlap tensor " +
+                                        quote_user_text(previous->name));
     }
     if (entry.begin > covered) {
       fail_tensor(file, entry.name, "bytes [" + std::to_string(covered) + ", " +
@@ -148,9 +153,16 @@ const char* safetensors_dtype_name(DType dtype) {
   throw std::invalid_argument("safetensors: no name for dtype");
 }
 
+std::string shape_for_message(const Shape& shape) {
+  constexpr std::size_t kShownDims = 8;
+  if (shape.size() <= kShownDims) return shape_string(shape);
+  std::string text = "(";
+  for (std::size_t i = 0; i < kShownDims; ++i) text += std::to_string(shape[i]) + ", ";
+  return text + "... " + std::to_string(shape.size()) + " dims)";
+}
+
 Header parse_header(std::string_view text, std::uint64_t data_bytes, const std::string& file) {
-  json root = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) fail(file, "the header is not valid JSON");
+  const json root = parse_header_json(text, file);
   if (!root.is_object()) fail(file, "the header must be a JSON object");
   Header header;
   header.json_bytes = text.size();
@@ -175,14 +187,19 @@ Header parse_header(std::string_view text, std::uint64_t data_bytes, const std::
   return header;
 }
 
+std::uint64_t read_u64_le(const std::uint8_t* bytes) {
+  std::uint64_t value = 0;
+  for (int i = 7; i >= 0; --i) value = (value << 8) | bytes[i];
+  return value;
+}
+
 std::uint64_t header_length_from_prefix(const std::uint8_t* prefix, std::uint64_t file_bytes,
                                         const std::string& file) {
   if (file_bytes < kLengthPrefixBytes) {
     fail(file, "truncated: " + std::to_string(file_bytes) +
                    " bytes, shorter than the 8-byte header length");
   }
-  std::uint64_t length = 0;
-  for (int i = 7; i >= 0; --i) length = (length << 8) | prefix[i];  // little-endian
+  const std::uint64_t length = read_u64_le(prefix);
   if (length > kMaxHeaderBytes) {
     fail(file, "header length " + std::to_string(length) + " exceeds the format's limit of " +
                    std::to_string(kMaxHeaderBytes) + " bytes");

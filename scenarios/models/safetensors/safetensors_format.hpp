@@ -5,7 +5,8 @@
 //
 // Every error is a SafetensorsError whose message names the file and, where there is one, the
 // tensor ("llama.safetensors: tensor 'lm_head.weight': data_offsets [0, 12) hold 12 bytes but
-// f32 (2, 3) needs 24"), so a bad checkpoint never reaches a kernel.
+// f32 (2, 3) needs 24"), so a bad checkpoint never reaches a kernel. The message is one short
+// line whatever the file holds: names and values from it are quoted capped and escaped.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +54,10 @@ struct Header {
 // safetensors dtype names ("F32", "BF16", ...) for the dtypes oomlab has.
 const char* safetensors_dtype_name(DType dtype);
 
+// shape_string(shape) for an error message: a shape read from a file can have any number of
+// dimensions, so past 8 the rest are counted, not listed: "(1, 1, 1, 1, 1, 1, 1, 1, ... 50001 dims)".
+std::string shape_for_message(const Shape& shape);
+
 // Parses the JSON header text for a data section of `data_bytes`; `file` names the source in
 // errors. Throws SafetensorsError on anything malformed.
 Header parse_header(std::string_view json, std::uint64_t data_bytes, const std::string& file);
@@ -60,6 +65,9 @@ Header parse_header(std::string_view json, std::uint64_t data_bytes, const std::
 // Parses a whole file image held in memory (prefix, header, data). Used by the fuzzer and by
 // tests; the mmap reader performs the same checks.
 Header parse_file_image(const std::uint8_t* bytes, std::size_t size, const std::string& file);
+
+// The 8 bytes at `bytes` as a little-endian unsigned integer (the format's length prefix).
+std::uint64_t read_u64_le(const std::uint8_t* bytes);
 
 // Reads the 8-byte little-endian length prefix; throws when it cannot fit in `file_bytes`.
 std::uint64_t header_length_from_prefix(const std::uint8_t* prefix, std::uint64_t file_bytes,

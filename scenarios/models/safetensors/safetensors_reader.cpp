@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "harness/memory/user_text.hpp"
+
 namespace oomlab::safetensors {
 namespace {
 
@@ -16,17 +18,38 @@ namespace {
   throw SafetensorsError(path + ": " + what + ": " + std::strerror(errno));
 }
 
-int open_readonly(const std::string& path, std::uint64_t& size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail_errno(path, "cannot open");
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+[[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
+  throw SafetensorsError(path + ": " + file_kind(mode) + ", not a regular file");
+}
+
+// Opens `path` only if it is a regular file: open() on a FIFO blocks until a writer comes, and
+// opening a device node can act on the device. stat() refuses those before any open; O_NONBLOCK
+// and fstat() refuse a path swapped for one in between (for a regular file O_NONBLOCK changes
+// nothing).
+int open_regular_file(const std::string& path, std::uint64_t& size) {
   struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) fail_errno(path, "cannot open");
+  if (!S_ISREG(info.st_mode)) fail_not_regular(path, info.st_mode);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) fail_errno(path, "cannot open");
   if (::fstat(fd, &info) != 0) {
+    const int saved = errno;
     ::close(fd);
+    errno = saved;
     fail_errno(path, "cannot stat");
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw SafetensorsError(path + ": not a regular file");
+    fail_not_regular(path, info.st_mode);
   }
   size = static_cast<std::uint64_t>(info.st_size);
   return fd;
@@ -48,7 +71,7 @@ void read_exactly(int fd, void* dst, std::size_t bytes, std::uint64_t offset, co
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  fd_ = open_readonly(path, file_bytes_);
+  fd_ = open_regular_file(path, file_bytes_);
   try {
     if (file_bytes_ < kLengthPrefixBytes) {
       std::uint8_t none[kLengthPrefixBytes] = {};
@@ -72,7 +95,7 @@ SafetensorsFile::~SafetensorsFile() {
 
 TensorView SafetensorsFile::tensor(std::string_view name) const {
   const TensorEntry* entry = header_.find(name);
-  if (!entry) throw SafetensorsError(path_ + ": no tensor '" + std::string(name) + "'");
+  if (!entry) throw SafetensorsError(path_ + ": no tensor " + quote_user_text(name));
   return tensor(*entry);
 }
 
@@ -86,7 +109,7 @@ void SafetensorsFile::drop_page_cache() const {
 
 Header read_header(const std::string& path) {
   std::uint64_t size = 0;
-  const int fd = open_readonly(path, size);
+  const int fd = open_regular_file(path, size);
   std::uint64_t length = 0;
   std::string text;
   try {
@@ -101,6 +124,25 @@ Header read_header(const std::string& path) {
   }
   ::close(fd);
   return parse_header(text, size - kLengthPrefixBytes - length, path);
+}
+
+std::string read_small_file(const std::string& path, std::uint64_t max_bytes) {
+  std::uint64_t size = 0;
+  const int fd = open_regular_file(path, size);
+  std::string text;
+  try {
+    if (size > max_bytes) {
+      throw SafetensorsError(path + ": " + std::to_string(size) + " bytes, more than the " +
+                             std::to_string(max_bytes) + " it may have");
+    }
+    text.resize(static_cast<std::size_t>(size));
+    read_exactly(fd, text.data(), text.size(), 0, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace oomlab::safetensors

@@ -47,4 +47,9 @@ class SafetensorsFile {
 // The header alone, read with two small reads and no mapping: what a dry run plans from.
 Header read_header(const std::string& path);
 
+// A whole small file (a sharded checkpoint's index), opened as checkpoints are (a regular file
+// only). Throws SafetensorsError naming `path` when it cannot be read or holds more than
+// `max_bytes`.
+std::string read_small_file(const std::string& path, std::uint64_t max_bytes);
+
 }  // namespace oomlab::safetensors

@@ -14,6 +14,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "harness/device/op_profiler.hpp"
+#include "harness/memory/site.hpp"
 #include "kernels/transformer/cross_entropy.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/gelu.hpp"
@@ -234,6 +235,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   residual_.push_back(embedded);
   phase.next("fwd.blocks");
   for (std::int64_t l = 0; l < config_.layers; ++l) {
+    memory::SiteScope block("block " + std::to_string(l));
     Tensor out;
     BlockActivations kept = block_forward(l, residual_.back(), out);
     // Checkpointing: `kept` dies here, freeing the block's activations; backward recomputes them
@@ -415,6 +417,7 @@ void Transformer::backward() {
 
   phase.next("bwd.blocks");
   for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
+    memory::SiteScope block("block " + std::to_string(l));
     const auto index = static_cast<std::size_t>(l);
     BlockActivations kept;
     if (options_.checkpointing) {

@@ -13,10 +13,17 @@ TransformerConfig make(const char* name, ModelStyle style, std::int64_t vocab, s
 
 const std::vector<TransformerConfig>& presets() {
   static const std::vector<TransformerConfig> all = {
+      // GPT-2's released sizes (Radford et al. 2019; Hugging Face's gpt2, -medium, -large, -xl).
       make("gpt2-124m", ModelStyle::gpt2, 50257, 1024, 12, 12, 768, 3072),
+      make("gpt2-350m", ModelStyle::gpt2, 50257, 1024, 24, 16, 1024, 4096),
+      make("gpt2-774m", ModelStyle::gpt2, 50257, 1024, 36, 20, 1280, 5120),
+      make("gpt2-1.5b", ModelStyle::gpt2, 50257, 1024, 48, 25, 1600, 6400),
       make("gpt2-small", ModelStyle::gpt2, 8192, 256, 4, 4, 256, 1024),
       make("gpt2-tiny", ModelStyle::gpt2, 64, 32, 2, 2, 128, 256),
+      // LLaMA's 7B and 13B (Touvron et al. 2023): full multi-head attention, as modelled here
+      // (the 70B's grouped-query attention is not).
       make("llama-7b", ModelStyle::llama, 32000, 4096, 32, 32, 4096, 11008),
+      make("llama-13b", ModelStyle::llama, 32000, 4096, 40, 40, 5120, 13824),
       make("llama-small", ModelStyle::llama, 8192, 256, 4, 4, 256, 688),
       make("llama-tiny", ModelStyle::llama, 64, 32, 2, 2, 128, 192),
   };

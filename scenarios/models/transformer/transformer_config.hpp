@@ -37,7 +37,8 @@ struct TransformerConfig {
   std::size_t parameter_count() const;  // the model's own (unpadded); size_t: 6.7e9 overflows int
 };
 
-// "gpt2-124m", "gpt2-small", "gpt2-tiny", "llama-7b", "llama-small", "llama-tiny".
+// "gpt2-124m", "-350m", "-774m", "-1.5b", "gpt2-small", "gpt2-tiny", "llama-7b", "llama-13b",
+// "llama-small", "llama-tiny".
 // Throws std::invalid_argument naming the known presets.
 TransformerConfig transformer_preset(std::string_view name);
 std::vector<std::string> transformer_preset_names();

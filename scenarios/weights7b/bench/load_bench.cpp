@@ -65,7 +65,7 @@ void run(const Args& args) {
   if (!why.empty()) throw std::invalid_argument("--json " + args.json + ": " + why);
   const DType dtype = args.dtype == "f32" ? DType::f32 : DType::bf16;
   const WeightFormat format = args.format == "int8" ? WeightFormat::int8_rowwise : WeightFormat::bf16;
-  const CheckpointSource source = checkpoint_for(DeviceKind::cuda, args.preset, dtype, [](const std::string& line) {
+  const CheckpointSource source = checkpoint_for(DeviceKind::cuda, {args.preset, dtype}, [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   });

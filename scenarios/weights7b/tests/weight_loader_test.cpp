@@ -8,7 +8,9 @@
 
 #include "scenarios/models/safetensors/llama_checkpoint.hpp"
 #include "scenarios/models/safetensors/tests/temp_dir.hpp"
+#include "scenarios/weights7b/tests/weights7b_test_support.hpp"
 #include "scenarios/weights7b/weight_loader.hpp"
+#include "scenarios/weights7b/weights_check.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -108,12 +110,27 @@ TEST(WeightLoader, ChunkSmallerThanARowIsAnErrorNamingTheTensor) {
   EXPECT_EQ(device.allocator().stats().allocated.current, 0);
 }
 
-TEST(WeightLoader, WholeFileLoadNeedsAnF32File) {
+TEST(WeightLoader, WholeFileLoadOfABf16FileUploadsItAndCopiesIntoTheSameBf16Bits) {
+  // The state dict and the model both on the device: 2 + 2 bytes per parameter.
   TinyFiles files;
   Device device = host_device();
   LoadStats stats;
-  EXPECT_THROW(load_whole_file_then_cast(device, CheckpointSource::open(files.bf16), stats),
-               std::invalid_argument);
+  const LoadedWeights from_f32 = load_whole_file_then_cast(device, CheckpointSource::open(files.f32), stats);
+  const LoadedWeights from_bf16 = load_whole_file_then_cast(device, CheckpointSource::open(files.bf16), stats);
+  EXPECT_EQ(weights_digest(from_bf16), weights_digest(from_f32));
+  EXPECT_EQ(stats.file_bytes, static_cast<std::uint64_t>(safetensors::llama_preset("llama-tiny").parameters()) * 2);
+}
+
+TEST(WeightLoader, WholeFileLoadNeedsOneFloatDtype) {
+  safetensors::testing::TempDir dir;
+  Device device = host_device();
+  LoadStats stats;
+  const std::string ints = dir.file("ints.safetensors");
+  testing::write_zero_checkpoint(ints, {{"w", DType::i32, {4, 4}, 0, 0}});
+  EXPECT_THROW(load_whole_file_then_cast(device, CheckpointSource::open(ints), stats), std::invalid_argument);
+  const std::string mixed = dir.file("mixed.safetensors");
+  testing::write_zero_checkpoint(mixed, {{"w", DType::f32, {4, 4}, 0, 0}, {"n", DType::bf16, {4}, 0, 0}});
+  EXPECT_THROW(load_whole_file_then_cast(device, CheckpointSource::open(mixed), stats), std::invalid_argument);
 }
 
 TEST(WeightLoader, PlanOnlySourceAllocatesWithoutData) {
@@ -127,6 +144,32 @@ TEST(WeightLoader, PlanOnlySourceAllocatesWithoutData) {
   const LoadedWeights weights = stream_load(device, plan, WeightFormat::bf16, 256 * KiB, stats);
   EXPECT_EQ(weights.bytes(), static_cast<std::size_t>(tiny.parameters()) * 2);
   EXPECT_EQ(stats.file_bytes, plan.data_bytes());
+}
+
+TEST(WeightLoader, ZeroElementTensorsLoadAsEmptyTensorsWithoutDividingByZero) {
+  // The scenario refuses such a file (not the model's), but the loaders must not divide by a
+  // zero row length or row count on one: (4, 0) has rows of no elements, (0, 8) no rows.
+  safetensors::testing::TempDir dir;
+  const std::string path = dir.file("empty.safetensors");
+  testing::write_zero_checkpoint(path, {{"cols0", DType::f32, {4, 0}, 0, 0},
+                                        {"rows0", DType::f32, {0, 8}, 0, 0},
+                                        {"none", DType::f32, {0}, 0, 0},
+                                        {"w", DType::f32, {4, 8}, 0, 0}});
+  const CheckpointSource source = CheckpointSource::open(path);
+  Device device = host_device();
+  LoadStats stats;
+  for (WeightFormat format : {WeightFormat::bf16, WeightFormat::int8_rowwise}) {
+    const LoadedWeights weights = stream_load(device, source, format, 1 * KiB, stats);
+    EXPECT_EQ(weights.tensors.at("cols0").shape(), (Shape{4, 0}));
+    EXPECT_EQ(weights.tensors.at("rows0").numel(), 0);
+    EXPECT_EQ(weights.tensors.at("none").numel(), 0);
+    EXPECT_EQ(bytes_of(weights.tensors.at("w")), std::vector<std::uint8_t>(4 * 8 * (format == WeightFormat::bf16 ? 2 : 1), 0));
+    if (format == WeightFormat::int8_rowwise) {
+      EXPECT_EQ(int8_error_over_bound(weights, source), 0.0);
+    }
+  }
+  const LoadedWeights whole = load_whole_file_then_cast(device, source, stats);
+  EXPECT_EQ(whole.tensors.at("rows0").shape(), (Shape{0, 8}));
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ TEST(Weights7bGpu, PinnedRingShapesLoadTheSameWeights) {
   const Weights7bPlan plan = weights7b_plan(Scale::small);
   const RingShape rings[] = {kDefaultRing, {16 * MiB, 4}, {1 * MiB, 2}};
   for (const DType dtype : {DType::f32, DType::bf16}) {
-    const CheckpointSource source = checkpoint_for(DeviceKind::cuda, plan.preset, dtype, [](const std::string&) {});
+    const CheckpointSource source = checkpoint_for(DeviceKind::cuda, {plan.preset, dtype}, [](const std::string&) {});
     for (const WeightFormat format : {WeightFormat::bf16, WeightFormat::int8_rowwise}) {
       const std::string label = std::string(dtype_name(dtype)) + (format == WeightFormat::bf16 ? " bf16" : " int8");
       std::uint64_t digest[3] = {};

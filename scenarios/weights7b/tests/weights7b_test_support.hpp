@@ -1,6 +1,7 @@
 // Test helpers: run a weights7b variant at any budget (the story is told at several), and
 // keep generated checkpoints in a per-test directory.
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -9,7 +10,9 @@
 #include "harness/memory/oom_error.hpp"
 #include "harness/runner/run_context.hpp"
 #include "harness/runner/scenario.hpp"
+#include "scenarios/models/safetensors/safetensors_writer.hpp"
 #include "scenarios/models/safetensors/tests/temp_dir.hpp"
+#include "scenarios/weights7b/checkpoint_cache.hpp"
 
 namespace oomlab::scenarios::testing {
 
@@ -20,8 +23,10 @@ struct BudgetRun {
   std::vector<memory::TraceEvent> events;
 };
 
+// `set` overrides the variant's knobs as --set does (check_knobs is not called: the tests of
+// refusals call it themselves).
 inline BudgetRun run_weights7b(const std::string& variant, DeviceKind kind, Scale scale,
-                               const std::string& budget) {
+                               const std::string& budget, const KnobSettings& set = {}) {
   const Scenario* scenario = ScenarioRegistry::instance().find("weights7b");
   if (!scenario) throw std::logic_error("weights7b is not registered");
   memory::AllocatorConfig config;
@@ -29,7 +34,8 @@ inline BudgetRun run_weights7b(const std::string& variant, DeviceKind kind, Scal
   Device device(kind, config);
   BudgetRun run;
   {
-    RunContext context(device, scale, scenario->default_steps(scale));
+    RunContext context(device, scale, scenario->default_steps(scale),
+                       resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
     try {
       scenario->run(variant, context);
     } catch (const memory::OomError& error) {
@@ -53,6 +59,29 @@ class CheckpointDir {
  private:
   safetensors::testing::TempDir dir_;
 };
+
+// Names `path` as the user's checkpoint of `dtype` (OOMLAB_WEIGHTS7B_F32 / _BF16 / _F16) for the
+// test's lifetime.
+class GivenCheckpoint {
+ public:
+  GivenCheckpoint(DType dtype, const std::string& path)
+      : variable_(weights7b::given_checkpoint_variable(dtype)) {
+    ::setenv(variable_, path.c_str(), 1);
+  }
+  ~GivenCheckpoint() { ::unsetenv(variable_); }
+  GivenCheckpoint(const GivenCheckpoint&) = delete;
+  GivenCheckpoint& operator=(const GivenCheckpoint&) = delete;
+
+ private:
+  const char* variable_;
+};
+
+// A checkpoint of `tensors` (offsets assigned here) whose data bytes are all zero.
+inline void write_zero_checkpoint(const std::string& path, const std::vector<safetensors::TensorEntry>& tensors) {
+  safetensors::write_safetensors(path, tensors, {},
+                                 [](const safetensors::TensorEntry&, std::uint64_t, std::uint8_t* dst,
+                                    std::size_t bytes) { std::fill(dst, dst + bytes, 0); });
+}
 
 // The bytes the caching allocator's block for a fresh request of `bytes` holds, by its documented
 // rules: requests round up to 512 B; one of >= 10 MiB gets its own segment rounded up to 2 MiB

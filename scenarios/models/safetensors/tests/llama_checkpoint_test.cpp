@@ -26,13 +26,63 @@ TEST(LlamaLayout, SevenBHasTheStoryParameterCountAndHfNames) {
   EXPECT_EQ(layout.back().name, "lm_head.weight");
 }
 
+// Hugging Face's meta-llama/Llama-2-13b-hf and -70b-hf (config.json): the counts are the
+// models' published sizes, and 70B's index total_size is 2 x 68,976,648,192 + 80 x 64 x 4.
+TEST(LlamaLayout, ThirteenBAndSeventyBHaveTheirParameterCountsAndHfShapes) {
+  const LlamaShape& b13 = llama_preset("llama-13b");
+  EXPECT_EQ(b13.parameters(), 13015864320);
+  const auto layout13 = llama_layout(b13, DType::bf16);
+  EXPECT_EQ(layout13.size(), 2u + 40u * 9u + 1u);
+  EXPECT_EQ(layout13.back().end, static_cast<std::uint64_t>(b13.parameters()) * 2);
+  EXPECT_EQ(layout13[3].name, "model.layers.0.self_attn.k_proj.weight");
+  EXPECT_EQ(layout13[3].shape, (Shape{5120, 5120}));
+  EXPECT_EQ(layout13[7].shape, (Shape{13824, 5120}));  // gate_proj
+
+  const LlamaShape& b70 = llama_preset("llama-70b");
+  EXPECT_EQ(b70.parameters(), 68976648192);
+  EXPECT_EQ(b70.head_dim(), 128);
+  EXPECT_EQ(b70.kv_dim(), 1024);  // grouped-query attention: 8 key/value heads of 64 query heads
+  const auto layout70 = llama_layout(b70, DType::f32);
+  EXPECT_EQ(layout70.size(), 2u + 80u * 9u + 1u);
+  std::int64_t total = 0;
+  for (const TensorEntry& entry : layout70) total += entry.numel();
+  EXPECT_EQ(total, b70.parameters());
+  EXPECT_EQ(layout70[2].name, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(layout70[2].shape, (Shape{8192, 8192}));
+  EXPECT_EQ(layout70[3].name, "model.layers.0.self_attn.k_proj.weight");
+  EXPECT_EQ(layout70[3].shape, (Shape{1024, 8192}));
+  EXPECT_EQ(layout70[4].name, "model.layers.0.self_attn.v_proj.weight");
+  EXPECT_EQ(layout70[4].shape, (Shape{1024, 8192}));
+  EXPECT_EQ(layout70[5].shape, (Shape{8192, 8192}));  // o_proj
+  EXPECT_EQ(layout70[9].name, "model.layers.0.mlp.down_proj.weight");
+  EXPECT_EQ(layout70[9].shape, (Shape{8192, 28672}));
+  EXPECT_EQ(layout70.back().shape, (Shape{32000, 8192}));
+}
+
 TEST(LlamaLayout, UnknownPresetListsTheKnownOnes) {
   try {
-    llama_preset("llama-70b");
+    llama_preset("llama-65b");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("llama-7b, llama-small, llama-tiny"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("llama-tiny, llama-small, llama-7b, llama-13b, llama-70b"), std::string::npos)
+        << e.what();
   }
+}
+
+TEST(LlamaLayout, RotaryTablesOfOlderHfFilesAreRecognised) {
+  const LlamaShape& b7 = llama_preset("llama-7b");  // head_dim 128: 64 frequencies
+  const auto table = [](std::string name, Shape shape, DType dtype = DType::f32) {
+    return TensorEntry{std::move(name), dtype, std::move(shape), 0, 0};
+  };
+  EXPECT_TRUE(is_llama_rotary_table(table("model.layers.0.self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_TRUE(is_llama_rotary_table(table("model.layers.31.self_attn.rotary_emb.inv_freq", {64}, DType::f16), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.32.self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.01.self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.x.self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.0.self_attn.rotary_emb.inv_freq", {128}), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.0.self_attn.rotary_emb.inv_freq", {64}, DType::i32), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers..self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.99999999999999999999.self_attn.rotary_emb.inv_freq", {64}), b7));
 }
 
 TEST(LlamaValues, DeterministicPerSeedNeverZeroAndInRange) {
@@ -74,6 +124,23 @@ TEST(LlamaCheckpoint, Bf16FileHoldsTheRoundedF32FileValues) {
     const auto* bits = reinterpret_cast<const std::uint16_t*>(narrow.data);
     for (std::int64_t i = 0; i < entry.numel(); i += 97) {
       ASSERT_EQ(bits[i], float_to_bf16_bits(values[i])) << entry.name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(LlamaCheckpoint, F16FileHoldsTheRoundedF32FileValues) {
+  testing::TempDir dir;
+  const LlamaShape& tiny = llama_preset("llama-tiny");
+  generate_llama_checkpoint(dir.file("f32.safetensors"), tiny, DType::f32, 42);
+  generate_llama_checkpoint(dir.file("f16.safetensors"), tiny, DType::f16, 42);
+  SafetensorsFile f32(dir.file("f32.safetensors"));
+  SafetensorsFile f16(dir.file("f16.safetensors"));
+  EXPECT_EQ(f16.header().metadata.at("oomlab_dtype"), "f16");
+  for (const TensorEntry& entry : f32.header().tensors) {
+    const auto* values = reinterpret_cast<const float*>(f32.tensor(entry.name).data);
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(f16.tensor(entry.name).data);
+    for (std::int64_t i = 0; i < entry.numel(); i += 97) {
+      ASSERT_EQ(bits[i], float_to_f16_bits(values[i])) << entry.name << "[" << i << "]";
     }
   }
 }

@@ -1,0 +1,85 @@
+// bisect's answers are checked by runs at the answer and one step past it, on dry at full scale
+// (the stories' real sizes, in milliseconds).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "harness/advise/bisect.hpp"
+#include "harness/memory/size.hpp"
+
+namespace oomlab::advise {
+namespace {
+
+RunRequest dry_full(const std::string& scenario, const std::string& variant) {
+  RunRequest request;
+  request.scenario = scenario;
+  request.variant = variant;
+  request.device = DeviceKind::dry;
+  request.scale = Scale::full;
+  request.progress = false;
+  request.quiet = true;
+  request.plan_need = false;
+  return request;
+}
+
+OutcomeStatus outcome_with_budget(RunRequest request, std::size_t bytes) {
+  request.budget = std::to_string(bytes) + "B";
+  return run_variant_in_process(request).outcome.status;
+}
+
+TEST(BisectBudget, FindsTheSmallestBudgetToOneMiB) {
+  for (const auto& [scenario, variant] : {std::pair<std::string, std::string>{"gpt_train", "broken"},
+                                          {"fragmentation", "broken"},
+                                          {"weights7b", "fixed"}}) {
+    SCOPED_TRACE(scenario + "/" + variant);
+    const RunRequest base = dry_full(scenario, variant);
+    const BudgetBisection b = bisect_budget(base);
+    EXPECT_GE(b.smallest_fitting, b.need) << "a cap below the live bytes cannot hold them";
+    EXPECT_LE(b.smallest_fitting, b.need_reserved);
+    EXPECT_EQ(outcome_with_budget(base, b.smallest_fitting), OutcomeStatus::ok);
+    if (b.largest_failing > 0) {
+      EXPECT_LE(b.smallest_fitting - b.largest_failing, MiB);
+      EXPECT_EQ(outcome_with_budget(base, b.largest_failing), OutcomeStatus::oom);
+    }
+    EXPECT_LT(b.probes.size(), 45u);
+  }
+}
+
+TEST(BisectKnob, FindsTheLargestBatchThatFitsTheStoryBudget) {
+  const RunRequest base = dry_full("gpt_train", "broken");  // batch 32 does not fit rtx4090
+  const KnobBisection k = bisect_knob(base, "batch");
+  EXPECT_EQ(k.start, 32);
+  ASSERT_GT(k.largest_fitting, 0);
+  EXPECT_LT(k.largest_fitting, 32);
+  EXPECT_EQ(k.smallest_failing, k.largest_fitting + 1);
+  RunRequest at = base;
+  at.set = {{"batch", std::to_string(k.largest_fitting)}};
+  EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::ok);
+  at.set = {{"batch", std::to_string(k.smallest_failing)}};
+  EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::oom);
+}
+
+TEST(BisectKnob, AnAccumulatedBatchMovesInWholeMicroBatches) {
+  const KnobBisection k = bisect_knob(dry_full("gpt_train", "grad-accum"), "batch");
+  EXPECT_EQ(k.step, 4);
+  EXPECT_EQ(k.largest_fitting % 4, 0);
+  EXPECT_GE(k.largest_fitting, 32) << "the story's grad-accum fits at batch 32";
+}
+
+TEST(BisectKnob, AFittingStartSearchesUpward) {
+  RunRequest base = dry_full("gpt_train", "bf16");
+  base.budget = "rtx4060ti-16g";
+  const KnobBisection k = bisect_knob(base, "seq");
+  EXPECT_GT(k.largest_fitting, 1024);
+  EXPECT_GT(k.smallest_failing, k.largest_fitting);
+}
+
+TEST(BisectKnob, OnlyWholeNumberKnobsOfTheScenario) {
+  const RunRequest base = dry_full("gpt_train", "broken");
+  EXPECT_THROW(bisect_knob(base, "dtype"), std::invalid_argument);
+  EXPECT_THROW(bisect_knob(base, "layers"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oomlab::advise

@@ -1,0 +1,145 @@
+// oomlab advise SCENARIO: the decision tree walked on the user's failing run, each candidate run
+// on dry; prints the path, every candidate's need and fit and cost, and the cheapest fix.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/advise/advise.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/runner/atomic_file.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// results/<gpu> for the GPU in this machine ("NVIDIA H200" -> results/h200), when it exists.
+std::string committed_results_for_this_gpu() {
+  if (!cuda_available()) return {};
+  std::string name = query_device_info(DeviceKind::cuda).name;
+  const auto space = name.find_last_of(' ');
+  if (space != std::string::npos) name = name.substr(space + 1);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string dir = "results/" + name;
+  std::error_code error;
+  return std::filesystem::is_directory(dir, error) ? dir : std::string();
+}
+
+std::string cost_text(const advise::Candidate& c) {
+  if (!c.fits) return "-";
+  if (c.throughput <= 0) return "unmeasured";
+  char text[96];
+  std::snprintf(text, sizeof text, "%.3g %s", c.throughput, c.throughput_unit.c_str());
+  return text;
+}
+
+Json to_json(const advise::Advice& advice) {
+  Json candidates = Json::array();
+  for (const advise::Candidate& c : advice.candidates) {
+    candidates.push_back({{"step", c.step},
+                          {"change", c.change},
+                          {"trade", c.trade},
+                          {"rank", c.rank},
+                          {"outcome", c.outcome},
+                          {"fits", c.fits},
+                          {"need", c.need ? Json(c.need) : Json(nullptr)},
+                          {"throughput", c.throughput > 0 ? Json(c.throughput) : Json(nullptr)},
+                          {"throughput_unit", c.throughput_unit.empty() ? Json(nullptr) : Json(c.throughput_unit)},
+                          {"throughput_source", c.throughput_source.empty() ? Json(nullptr) : Json(c.throughput_source)}});
+  }
+  return {{"scenario", advice.as_given.scenario},
+          {"variant", advice.as_given.variant},
+          {"knobs", advice.as_given.knobs},
+          {"budget", advice.as_given.budget.text},
+          {"as_given", {{"outcome", outcome_status_name(advice.as_given.outcome.status)},
+                        {"diagnosis", advice.as_given.outcome.diagnosis},
+                        {"need", advice.as_given.memory.need},
+                        {"message", advice.as_given.outcome.message}}},
+          {"path", advice.path},
+          {"candidates", candidates},
+          {"best", advice.best ? Json(*advice.best) : Json(nullptr)}};
+}
+
+void print_table(const advise::Advice& advice) {
+  std::vector<std::vector<std::string>> rows = {{"candidate", "change", "outcome", "need", "cost"}};
+  for (const advise::Candidate& c : advice.candidates) {
+    rows.push_back({c.step.size() > 60 ? c.step.substr(0, 57) + "..." : c.step, c.change, c.outcome,
+                    c.need ? format_size(c.need) : "-", cost_text(c)});
+  }
+  std::vector<std::size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += " " + row[i] + (i + 1 < row.size() ? std::string(width[i] - row[i].size(), ' ') : "");
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+}  // namespace
+
+int advise_command(const AdviseCliOptions& options) {
+  const RunRequest base = question_request(options);
+  advise::AdviseOptions settings;
+  settings.confirm = options.confirm;
+  settings.results_dir = options.results_dir.empty() ? committed_results_for_this_gpu() : options.results_dir;
+  if (options.confirm && !cuda_available()) {
+    throw UsageError("--confirm runs the candidates on the GPU: no usable CUDA device (" + cuda_unavailable_reason() + ")");
+  }
+  advise::Advice advice;
+  try {
+    advice = advise::advise(base, settings);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const Json json = to_json(advice);
+  if (!options.out_path.empty()) {
+    RunRecord record = advice.best ? run_variant_in_process([&] {
+      RunRequest best = advice.candidates[*advice.best].request;
+      best.quiet = true;
+      return best;
+    }()) : advice.as_given;
+    Json out = oomlab::to_json(record);
+    out["advise"] = json;
+    try {
+      write_file_atomically(options.out_path, out.dump(2) + "\n");
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (options.json) {
+    std::printf("%s\n", json.dump(2).c_str());
+  } else {
+    std::printf("advise: %s/%s on %s scale (%s), budget %s\n", base.scenario.c_str(), base.variant.c_str(),
+                scale_name(base.scale), describe_knobs(advice.as_given.knobs).c_str(),
+                advice.as_given.budget.text.c_str());
+    for (const std::string& step : advice.path) std::printf("  %s\n", step.c_str());
+    if (!advice.candidates.empty()) {
+      std::printf("\n");
+      print_table(advice);
+    }
+    std::printf("\n");
+    if (advice.best) {
+      const advise::Candidate& best = advice.candidates[*advice.best];
+      std::printf("cheapest fix that fits: %s (%s): needs %s; %s%s\n", best.step.c_str(), best.change.c_str(),
+                  format_size(best.need).c_str(), best.trade.c_str(),
+                  best.throughput > 0 ? (", " + cost_text(best) + " (" + best.throughput_source + ")").c_str()
+                                      : "; costs unmeasured here: --confirm on a GPU measures them");
+    } else if (!advice.stop_at_diagnosis && advice.as_given.outcome.status != OutcomeStatus::ok) {
+      std::printf("no single remedy or stack of them fits this budget: a larger card, or sharding the model "
+                  "over several GPUs\n");
+    }
+  }
+  return advice.best || advice.as_given.outcome.status == OutcomeStatus::ok ? 0 : 1;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,129 @@
+// oomlab bisect SCENARIO: the smallest budget a variant runs in, or the largest value of a knob
+// that fits a budget; searched on dry, confirmed on the GPU (or host) when --device says so.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/advise/bisect.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/runner/atomic_file.hpp"
+#include "harness/runner/knobs.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string subject(const RunRequest& request) {
+  const ResolvedRun resolved = resolve_run(request);
+  return request.scenario + "/" + request.variant + " on " + scale_name(request.scale) + " scale (" +
+         describe_knobs(resolved.knobs.all()) + ")";
+}
+
+Json probes_json(const std::vector<advise::Probe>& probes) {
+  Json list = Json::array();
+  for (const advise::Probe& p : probes) {
+    list.push_back({{"setting", p.setting}, {"fits", p.fits}, {"need", p.need ? Json(p.need) : Json(nullptr)}});
+  }
+  return list;
+}
+
+// Runs the answer on the device the user named (cuda: the GPU) in a child; true when it fits.
+bool confirm(RunRequest answer, DeviceKind device, std::string& line) {
+  answer.device = device;
+  const RunRecord record = run_variant_in_child(answer);
+  line = std::string("confirmed on ") + device_kind_name(device) + ": " + outcome_status_name(record.outcome.status);
+  if (record.outcome.status != OutcomeStatus::ok) line += " — " + record.outcome.message;
+  return record.outcome.status == OutcomeStatus::ok;
+}
+
+void write_answer_record(const RunRequest& answer, const Json& result, const std::string& path) {
+  RunRequest request = answer;
+  request.quiet = true;
+  RunRecord record = run_variant_in_process(request);
+  nlohmann::ordered_json json = to_json(record);
+  json["bisect"] = result;
+  try {
+    write_file_atomically(path, json.dump(2) + "\n");
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
+int bisect_command(const BisectOptions& options) {
+  const RunRequest base = question_request(options);
+  const DeviceKind confirm_on = device_option(options.device);
+  const auto start = std::chrono::steady_clock::now();
+  Json result;
+  RunRequest answer = base;
+  std::string verdict;
+  bool found = true;
+  try {
+    if (options.knob.empty()) {
+      const advise::BudgetBisection b = advise::bisect_budget(base);
+      answer.budget = std::to_string(b.smallest_fitting) + "B";
+      verdict = "fits a budget of " + format_size(b.smallest_fitting) +
+                (b.largest_failing ? " (fails at " + format_size(b.largest_failing) + ")" : "") +
+                "; it needs " + format_size(b.need) + " in live tensors at its peak, and reserves " +
+                format_size(b.need_reserved) + " with no cap";
+      result = {{"question", "smallest budget"},
+                {"smallest_fitting_budget", b.smallest_fitting},
+                {"largest_failing_budget", b.largest_failing ? Json(b.largest_failing) : Json(nullptr)},
+                {"need", b.need},
+                {"need_reserved", b.need_reserved},
+                {"probes", probes_json(b.probes)}};
+    } else {
+      const advise::KnobBisection k = advise::bisect_knob(base, options.knob);
+      const std::string budget = resolve_run(base).budget.describe();
+      found = k.largest_fitting > 0;
+      if (found) {
+        answer.set.emplace_back(k.knob, std::to_string(k.largest_fitting));
+        verdict = "the largest " + k.knob + " that fits " + budget + " is " + std::to_string(k.largest_fitting) +
+                  (k.smallest_failing ? " (" + std::to_string(k.smallest_failing) + " does not)" : " (the knob's maximum)");
+      } else {
+        verdict = "no " + k.knob + " fits " + budget + ": not even " + std::to_string(k.smallest_failing);
+      }
+      result = {{"question", "largest " + k.knob},
+                {"knob", k.knob},
+                {"start", k.start},
+                {"step", k.step},
+                {"largest_fitting", found ? Json(k.largest_fitting) : Json(nullptr)},
+                {"smallest_failing", k.smallest_failing ? Json(k.smallest_failing) : Json(nullptr)},
+                {"budget", budget},
+                {"probes", probes_json(k.probes)}};
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result["runs"] = result["probes"].size();
+  result["seconds"] = seconds;
+  result["scenario"] = base.scenario;
+  result["variant"] = base.variant;
+  result["scale"] = scale_name(base.scale);
+
+  bool confirmed = true;
+  std::string confirmation;
+  if (found && confirm_on != DeviceKind::dry) {
+    confirmed = confirm(answer, confirm_on, confirmation);
+    result["confirmed_on"] = device_kind_name(confirm_on);
+    result["confirmed"] = confirmed;
+  }
+  if (found && !options.out_path.empty()) write_answer_record(answer, result, options.out_path);
+
+  if (options.json) {
+    std::printf("%s\n", result.dump(2).c_str());
+  } else {
+    std::printf("%s:\n  %s\n  %zu runs on dry in %.2f s\n", subject(base).c_str(), verdict.c_str(),
+                result["probes"].size(), seconds);
+    if (!confirmation.empty()) std::printf("  %s\n", confirmation.c_str());
+  }
+  return found && confirmed ? 0 : 1;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,424 @@
+// The pickle virtual machine, cut down to plain data: a value stack, a stack of MARK positions
+// and the memo, as in CPython's Modules/_pickle.c (whose "fence" rule is kept: an opcode sees
+// only the values pushed since the last MARK).
+#include "harness/replay/pickle_decoder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/memory/size.hpp"
+#include "harness/replay/pickle_graph.hpp"
+#include "harness/replay/pickle_opcodes.hpp"
+#include "harness/replay/utf8_text.hpp"
+
+namespace oomlab::replay {
+
+PickleError::PickleError(std::uint64_t offset, const std::string& problem)
+    : std::runtime_error("byte " + std::to_string(offset) + ": " + problem), offset_(offset) {}
+
+namespace {
+
+constexpr int kOldestProtocol = 2;  // the first with PROTO and the binary True/False/long forms
+constexpr int kNewestProtocol = 5;
+constexpr std::size_t kNodeCost = sizeof(PickleNode);
+constexpr std::size_t kSlotCost = sizeof(PickleValue);
+
+std::string hex_byte(std::uint8_t byte) {
+  constexpr char kDigits[] = "0123456789abcdef";
+  return std::string("0x") + kDigits[byte >> 4] + kDigits[byte & 15];
+}
+
+}  // namespace
+
+class PickleDecoder {
+ public:
+  PickleDecoder(const std::uint8_t* data, std::size_t size, const PickleLimits& limits)
+      : data_(data), size_(size), limits_(limits) {}
+
+  PickleDocument run();
+
+ private:
+  struct Mark {
+    std::size_t stack_size;
+    std::uint64_t offset;
+  };
+
+  // --- errors and input ---
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw PickleError(op_offset_, problem);
+  }
+  [[noreturn]] void fail_op(const std::string& problem) const {
+    fail(std::string(opcode_info(op_).name) + " " + problem);
+  }
+  const std::uint8_t* take(std::uint64_t n) {
+    if (n > size_ - pos_) {
+      fail_op("needs " + std::to_string(n) + " bytes after it but the file has " +
+              std::to_string(size_ - pos_) + " left (truncated or corrupt)");
+    }
+    const std::uint8_t* bytes = data_ + pos_;
+    pos_ += static_cast<std::size_t>(n);
+    return bytes;
+  }
+  std::uint64_t read_le(std::size_t width) {
+    const std::uint8_t* bytes = take(width);
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < width; ++i) value |= std::uint64_t{bytes[i]} << (8 * i);
+    return value;
+  }
+
+  // --- memory ---
+  void charge(std::size_t bytes) {
+    if (bytes > limits_.max_decoded_bytes - charged_) {
+      fail("the decoded data would take more than " + format_size(limits_.max_decoded_bytes) +
+           " (the decoder's limit)");
+    }
+    charged_ += bytes;
+  }
+  PickleNode& new_node(PickleKind kind) {
+    charge(kNodeCost);
+    PickleNode& node = doc_.add_node();
+    node.kind = kind;
+    node.offset = op_offset_;
+    return node;
+  }
+  // Values point at nodes as const; the decoder owns them and fills them while it runs.
+  static PickleNode& mutable_node(const PickleValue& value) {
+    return const_cast<PickleNode&>(*static_cast<const PickleNode*>(value.identity()));
+  }
+  static void hold(const PickleValue& value) {
+    if (value.identity() != nullptr) ++mutable_node(value).holders;
+  }
+
+  // --- stack ---
+  std::size_t fence() const { return marks_.empty() ? 0 : marks_.back().stack_size; }
+  void require(std::size_t n) const {
+    const std::size_t available = stack_.size() - fence();
+    if (available < n) {
+      fail_op("needs " + std::to_string(n) + " value(s) on the stack above the last MARK and " +
+              "finds " + std::to_string(available));
+    }
+  }
+  void push(PickleValue value) {
+    if (stack_.size() >= stack_charged_) {
+      charge(kSlotCost);
+      ++stack_charged_;
+    }
+    stack_.push_back(value);
+  }
+  Mark pop_mark() {
+    if (marks_.empty()) fail_op("has no MARK to close");
+    Mark mark = marks_.back();
+    marks_.pop_back();
+    return mark;
+  }
+  // The container an APPEND-like opcode fills: the value at stack_[index], which must be of
+  // `kind` and not below the fence.
+  PickleNode& target(std::size_t index, PickleKind kind) {
+    if (index == static_cast<std::size_t>(-1) || index < fence()) {
+      fail_op("has no " + std::string(pickle_kind_name(kind)) + " to fill below it");
+    }
+    const PickleValue& value = stack_[index];
+    if (!value.is(kind)) {
+      fail_op("fills a " + std::string(pickle_kind_name(value.kind())) + "; only a " +
+              pickle_kind_name(kind) + " takes it");
+    }
+    return mutable_node(value);
+  }
+  void move_into(PickleNode& container, std::size_t first) {
+    const std::size_t count = stack_.size() - first;
+    charge(count * kSlotCost);
+    // Picklers fill a container in batches (APPENDS, SETITEMS): one allocation for the first,
+    // doubling after, so one-at-a-time APPENDs stay linear.
+    std::vector<PickleValue>& items = container.items;
+    if (items.capacity() - items.size() < count) {
+      items.reserve(std::max(items.size() + count, 2 * items.capacity()));
+    }
+    for (std::size_t i = first; i < stack_.size(); ++i) {
+      hold(stack_[i]);
+      items.push_back(stack_[i]);
+    }
+    stack_.resize(first);
+  }
+
+  // --- opcodes ---
+  void read_protocol();
+  void push_integer_le(const std::uint8_t* bytes, std::size_t n);
+  void push_text(PickleKind kind, std::uint64_t length);
+  void make_container(PickleKind kind, std::size_t first);
+  void memo_put(std::uint64_t index);
+  void memo_get(std::uint64_t index);
+  void refuse() const;
+  void finish();
+
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+  std::uint64_t op_offset_ = 0;
+  std::uint8_t op_ = opcode::PROTO;
+  const PickleLimits& limits_;
+  PickleDocument doc_;
+  std::vector<PickleValue> stack_;
+  std::size_t stack_charged_ = 0;  // stack slots paid for (the high-water mark)
+  std::vector<Mark> marks_;
+  std::vector<PickleValue> memo_;
+  std::size_t charged_ = 0;
+};
+
+void PickleDecoder::read_protocol() {
+  if (size_ == 0) fail("the file is empty, not a pickle");
+  if (data_[0] != opcode::PROTO) {
+    if (size_ >= 2 && data_[0] == 0x1f && data_[1] == 0x8b) {
+      fail("the file is gzip-compressed, not a pickle (gunzip it first)");
+    }
+    fail("the file starts with " + hex_byte(data_[0]) +
+         ", not PROTO (0x80): not a binary pickle of protocol 2 or newer "
+         "(torch.cuda.memory._dump_snapshot writes protocol 4 or 5)");
+  }
+  pos_ = 1;
+  const int protocol = *take(1);
+  if (protocol < kOldestProtocol || protocol > kNewestProtocol) {
+    fail("pickle protocol " + std::to_string(protocol) + " is not read here (only 2 to 5; " +
+         "torch.cuda.memory._dump_snapshot writes 4 or 5)");
+  }
+  doc_.protocol_ = protocol;
+}
+
+// Two's complement, little-endian, n bytes (LONG1/LONG4, BININT*): Python ints are unbounded,
+// snapshot integers are 64-bit sizes, addresses and streams.
+void PickleDecoder::push_integer_le(const std::uint8_t* bytes, std::size_t n) {
+  const bool negative = n > 0 && (bytes[n - 1] & 0x80) != 0;
+  std::uint64_t magnitude = 0;
+  unsigned carry = negative ? 1 : 0;  // negating: invert every byte, then add one
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned byte = negative ? (~bytes[i] & 0xFFu) + carry : bytes[i];
+    carry = byte >> 8;
+    byte &= 0xFFu;
+    if (i < 8) {
+      magnitude |= std::uint64_t{byte} << (8 * i);
+    } else if (byte != 0) {
+      fail_op("holds an integer outside +-(2^64 - 1); snapshot integers are 64-bit");
+    }
+  }
+  push(PickleValue::integer(negative, magnitude));
+}
+
+void PickleDecoder::push_text(PickleKind kind, std::uint64_t length) {
+  const std::uint8_t* bytes = take(length);
+  if (length > limits_.max_string_bytes) {
+    fail_op("holds " + format_size(length) + ", more than the " +
+            format_size(limits_.max_string_bytes) + " one string may have here");
+  }
+  charge(static_cast<std::size_t>(length));
+  PickleNode& node = new_node(kind);
+  node.text.assign(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(length));
+  if (kind == PickleKind::string) {
+    const std::size_t bad = repair_python_utf8(node.text);
+    if (bad != kValidUtf8) {
+      const std::size_t at = static_cast<std::size_t>(bytes - data_) + bad;
+      fail_op("holds bytes that are not UTF-8 (byte " + std::to_string(at) + " of the file)");
+    }
+  }
+  push(PickleValue::node(&node));
+}
+
+void PickleDecoder::make_container(PickleKind kind, std::size_t first) {
+  PickleNode& node = new_node(kind);
+  move_into(node, first);
+  push(PickleValue::node(&node));
+}
+
+// Picklers number memo slots 0, 1, 2, ... as they write them; an index past the next free slot
+// is refused rather than stored sparsely, so memo memory follows the opcodes read.
+void PickleDecoder::memo_put(std::uint64_t index) {
+  require(1);
+  if (index < memo_.size()) {
+    memo_[static_cast<std::size_t>(index)] = stack_.back();
+    return;
+  }
+  if (index > memo_.size()) {
+    fail_op("writes memo slot " + std::to_string(index) + ", but slots are written in order " +
+            "and the next is " + std::to_string(memo_.size()));
+  }
+  if (memo_.size() >= limits_.max_memo_entries) {
+    fail_op("would make the memo hold more than " + std::to_string(limits_.max_memo_entries) +
+            " values (the decoder's limit)");
+  }
+  charge(kSlotCost);
+  memo_.push_back(stack_.back());
+}
+
+void PickleDecoder::memo_get(std::uint64_t index) {
+  if (index >= memo_.size()) {
+    fail_op("reads memo slot " + std::to_string(index) + ", which was never written");
+  }
+  push(memo_[static_cast<std::size_t>(index)]);
+}
+
+void PickleDecoder::refuse() const {
+  const OpcodeInfo& info = opcode_info(op_);
+  const std::string named = std::string("opcode ") + info.name + " (" + hex_byte(op_) + ")";
+  switch (info.use) {
+    case OpcodeUse::runs_code:
+      fail(named + " " + info.why + "; a memory snapshot is plain data, so the file is refused " +
+           "(it could run code in pickle.load)");
+    case OpcodeUse::text_protocol:
+      fail(named + " belongs to text protocol 0, which a protocol " +
+           std::to_string(doc_.protocol()) + " snapshot does not use");
+    case OpcodeUse::not_in_snapshots:
+      fail(named + " " + info.why + ", which a memory snapshot never holds");
+    case OpcodeUse::unknown:
+    case OpcodeUse::decoded: break;
+  }
+  fail("byte " + hex_byte(op_) + " is not a pickle opcode (corrupt file)");
+}
+
+void PickleDecoder::finish() {
+  if (!marks_.empty()) {
+    fail("STOP while the MARK at byte " + std::to_string(marks_.back().offset) + " is open");
+  }
+  if (stack_.size() != 1) {
+    fail("STOP with " + std::to_string(stack_.size()) +
+         " values on the stack; a pickle ends with exactly one");
+  }
+  if (pos_ != size_) {
+    op_offset_ = pos_;
+    fail(std::to_string(size_ - pos_) + " bytes follow STOP; a snapshot file holds one pickle");
+  }
+  doc_.root_ = stack_.back();
+  hold(doc_.root_);
+  check_pickle_graph(doc_.root_, limits_.max_depth);
+}
+
+PickleDocument PickleDecoder::run() {
+  read_protocol();
+  for (;;) {
+    if (pos_ >= size_) {
+      op_offset_ = size_;
+      fail("the file ends without STOP (truncated)");
+    }
+    op_offset_ = pos_;
+    op_ = data_[pos_++];
+    switch (op_) {
+      case opcode::STOP: finish(); return std::move(doc_);
+      case opcode::PROTO: fail_op("appears after the start; a pickle names its protocol once");
+      case opcode::FRAME: {
+        // Protocol 4 groups opcodes in frames of up to 64 KiB; only the length needs checking.
+        const std::uint64_t length = read_le(8);
+        if (length > size_ - pos_) {
+          fail_op("declares " + std::to_string(length) + " bytes but the file has " +
+                  std::to_string(size_ - pos_) + " left (truncated)");
+        }
+        break;
+      }
+      // Stack bookkeeping.
+      case opcode::MARK:
+        if (marks_.size() >= limits_.max_depth) {
+          fail_op("opens more than " + std::to_string(limits_.max_depth) + " nested MARKs");
+        }
+        marks_.push_back({stack_.size(), op_offset_});
+        break;
+      case opcode::POP:
+        if (stack_.size() > fence()) {
+          stack_.pop_back();
+        } else {
+          pop_mark();  // Python's load_pop: an empty frame pops its MARK
+        }
+        break;
+      case opcode::POP_MARK: stack_.resize(pop_mark().stack_size); break;
+      case opcode::DUP:
+        require(1);
+        push(stack_.back());
+        break;
+      // Scalars.
+      case opcode::NONE: push(PickleValue()); break;
+      case opcode::NEWTRUE: push(PickleValue::boolean(true)); break;
+      case opcode::NEWFALSE: push(PickleValue::boolean(false)); break;
+      case opcode::BININT1: push(PickleValue::integer(false, read_le(1))); break;  // unsigned
+      case opcode::BININT2: push(PickleValue::integer(false, read_le(2))); break;  // unsigned
+      case opcode::BININT: push_integer_le(take(4), 4); break;
+      case opcode::LONG1: {
+        const std::size_t n = *take(1);
+        push_integer_le(take(n), n);
+        break;
+      }
+      case opcode::LONG4: {
+        const std::uint64_t n = read_le(4);
+        if (n & 0x80000000u) fail_op("has a negative length");
+        push_integer_le(take(n), static_cast<std::size_t>(n));
+        break;
+      }
+      case opcode::BINFLOAT: {
+        const std::uint8_t* bytes = take(8);
+        std::uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i) bits = (bits << 8) | bytes[i];  // big-endian
+        double value = 0;
+        std::memcpy(&value, &bits, sizeof value);
+        push(PickleValue::floating(value));
+        break;
+      }
+      // Strings and bytes.
+      case opcode::SHORT_BINUNICODE: push_text(PickleKind::string, read_le(1)); break;
+      case opcode::BINUNICODE: push_text(PickleKind::string, read_le(4)); break;
+      case opcode::BINUNICODE8: push_text(PickleKind::string, read_le(8)); break;
+      case opcode::SHORT_BINBYTES: push_text(PickleKind::bytes, read_le(1)); break;
+      case opcode::BINBYTES: push_text(PickleKind::bytes, read_le(4)); break;
+      case opcode::BINBYTES8: push_text(PickleKind::bytes, read_le(8)); break;
+      // Containers.
+      case opcode::EMPTY_LIST: make_container(PickleKind::list, stack_.size()); break;
+      case opcode::EMPTY_TUPLE: make_container(PickleKind::tuple, stack_.size()); break;
+      case opcode::EMPTY_DICT: make_container(PickleKind::dict, stack_.size()); break;
+      case opcode::LIST: make_container(PickleKind::list, pop_mark().stack_size); break;
+      case opcode::TUPLE: make_container(PickleKind::tuple, pop_mark().stack_size); break;
+      case opcode::TUPLE1:
+      case opcode::TUPLE2:
+      case opcode::TUPLE3: {
+        const std::size_t n = op_ - opcode::TUPLE1 + 1;
+        require(n);
+        make_container(PickleKind::tuple, stack_.size() - n);
+        break;
+      }
+      case opcode::DICT: {
+        const std::size_t first = pop_mark().stack_size;
+        if ((stack_.size() - first) % 2 != 0) fail_op("has an odd number of keys and values");
+        make_container(PickleKind::dict, first);
+        break;
+      }
+      case opcode::APPEND:
+        require(2);
+        move_into(target(stack_.size() - 2, PickleKind::list), stack_.size() - 1);
+        break;
+      case opcode::APPENDS: {
+        const std::size_t first = pop_mark().stack_size;
+        move_into(target(first - 1, PickleKind::list), first);
+        break;
+      }
+      case opcode::SETITEM:
+        require(3);
+        move_into(target(stack_.size() - 3, PickleKind::dict), stack_.size() - 2);
+        break;
+      case opcode::SETITEMS: {
+        const std::size_t first = pop_mark().stack_size;
+        if ((stack_.size() - first) % 2 != 0) fail_op("has an odd number of keys and values");
+        move_into(target(first - 1, PickleKind::dict), first);
+        break;
+      }
+      // The memo.
+      case opcode::BINPUT: memo_put(read_le(1)); break;
+      case opcode::LONG_BINPUT: memo_put(read_le(4)); break;
+      case opcode::MEMOIZE: memo_put(memo_.size()); break;
+      case opcode::BINGET: memo_get(read_le(1)); break;
+      case opcode::LONG_BINGET: memo_get(read_le(4)); break;
+      default: refuse();
+    }
+  }
+}
+
+PickleDocument decode_pickle(const std::uint8_t* data, std::size_t size,
+                             const PickleLimits& limits) {
+  return PickleDecoder(data, size, limits).run();
+}
+
+}  // namespace oomlab::replay

@@ -1,0 +1,224 @@
+#include "harness/report/markdown_report.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "harness/memory/size.hpp"
+#include "harness/report/bar_chart.hpp"
+#include "harness/report/chart_style.hpp"
+#include "harness/report/record_fields.hpp"
+#include "harness/report/segment_chart.hpp"
+#include "harness/report/step_noise.hpp"
+#include "harness/report/timeline_chart.hpp"
+
+namespace oomlab::report {
+
+namespace {
+
+constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
+
+// "NVIDIA H200" for a GPU, else the device kind.
+std::string machine(const RunRecord& r) { return r.device.kind == "cuda" && !r.device.name.empty() ? r.device.name : r.device.kind; }
+
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string budget_text(const RunRecord& r) {
+  if (r.budget.bytes == kUnlimited) return "unlimited";
+  return bytes_label(r.budget.bytes) + (r.budget.profile.empty() ? "" : " (" + r.budget.profile + ")");
+}
+
+std::string summary_table(const std::vector<const LoadedRecord*>& records) {
+  std::string out =
+      "| scenario | variant | device | scale | outcome | story | budget | need | peak allocated | peak reserved | "
+      "device used | throughput |\n|---|---|---|---|---|---|---|---|---:|---:|---:|---:|\n";
+  for (const LoadedRecord* loaded : records) {
+    const RunRecord& r = loaded->record;
+    const std::string story = r.matches_expectation ? "as expected" : "**not as expected** (expected " + r.expected + ")";
+    out += "| " + cell(r.scenario) + " | " + cell(r.variant) + " | " + cell(machine(r)) + " | " + r.scale + " | " +
+           cell(describe_outcome(r.outcome)) + " | " + story + " | " + budget_text(r) + " | " +
+           (r.memory.need ? bytes_label(r.memory.need) : "-") + " | " + bytes_label(r.memory.peak_allocated) + " | " +
+           bytes_label(r.memory.peak_reserved) + " | " +
+           (loaded->baseline || r.memory.peak_device_used == 0 ? "-" : bytes_label(r.memory.peak_device_used)) + " | " +
+           throughput_text(r) + " |\n";
+  }
+  return out;
+}
+
+// One scenario at one scale: the records of every variant on every device.
+struct Section {
+  std::string scenario, scale;
+  std::vector<const LoadedRecord*> records;
+};
+
+std::vector<Section> sections_of(const ResultSet& set) {
+  std::vector<Section> sections;
+  for (const LoadedRecord& loaded : set.records) {
+    const RunRecord& r = loaded.record;
+    auto it = std::find_if(sections.begin(), sections.end(),
+                           [&](const Section& s) { return s.scenario == r.scenario && s.scale == r.scale; });
+    if (it == sections.end()) it = sections.insert(sections.end(), Section{r.scenario, r.scale, {}});
+    it->records.push_back(&loaded);
+  }
+  std::stable_sort(sections.begin(), sections.end(), [](const Section& a, const Section& b) {
+    return a.scenario < b.scenario;  // scales stay in the order the records came
+  });
+  return sections;
+}
+
+// The variants of a section in the order they first appear, one record each for the traces
+// (the allocation sequence is the same on every device: any record of the variant will do).
+std::vector<const LoadedRecord*> one_per_variant(const Section& section) {
+  std::vector<const LoadedRecord*> chosen;
+  for (const LoadedRecord* loaded : section.records) {
+    auto it = std::find_if(chosen.begin(), chosen.end(),
+                           [&](const LoadedRecord* c) { return c->record.variant == loaded->record.variant; });
+    if (it == chosen.end()) chosen.push_back(loaded);
+  }
+  return chosen;
+}
+
+std::string group_label(const RunRecord& r, bool several_machines) {
+  return several_machines ? r.variant + " \xC2\xB7 " + machine(r) : r.variant;
+}
+
+BarChart peaks_chart(const Section& section, bool several_machines) {
+  BarChart chart;
+  chart.title = section.scenario + " at " + section.scale + " scale: peaks per variant";
+  chart.axis_title = "memory";
+  chart.bytes = true;
+  chart.series = {{"peak allocated", "#1f77b4"}, {"peak reserved", "#aec7e8"}, {"need (peak without a cap)", "#ff9896"}};
+  std::set<std::uint64_t> budgets;
+  for (const LoadedRecord* loaded : section.records) {
+    const RunRecord& r = loaded->record;
+    BarGroup group;
+    group.label = group_label(r, several_machines);
+    group.values = {double(r.memory.peak_allocated), double(r.memory.peak_reserved), r.memory.need ? double(r.memory.need) : -1};
+    group.texts = {bytes_label(r.memory.peak_allocated), bytes_label(r.memory.peak_reserved),
+                   r.memory.need ? bytes_label(r.memory.need) : ""};
+    chart.groups.push_back(group);
+    if (r.budget.bytes != kUnlimited) budgets.insert(r.budget.bytes);
+  }
+  if (budgets.size() == 1) {
+    const RunRecord& r = section.records.front()->record;
+    chart.reference = static_cast<double>(*budgets.begin());
+    chart.reference_label = "budget " + (r.budget.profile.empty() ? "" : r.budget.profile + " ") + bytes_label(*budgets.begin());
+  }
+  return chart;
+}
+
+std::optional<BarChart> throughput_chart(const Section& section, bool several_machines) {
+  BarChart chart;
+  std::string unit;
+  for (const LoadedRecord* loaded : section.records) {
+    const RunRecord& r = loaded->record;
+    if (r.throughput.unit.empty() || !(r.throughput.value > 0)) continue;
+    if (unit.empty()) unit = r.throughput.unit;
+    if (r.throughput.unit != unit) continue;  // one unit per chart
+    BarGroup group;
+    group.label = group_label(r, several_machines);
+    group.values = {r.throughput.value};
+    group.texts = {throughput_text(r)};
+    group.errors = {step_noise(r).relative};
+    chart.groups.push_back(group);
+  }
+  if (chart.groups.empty()) return std::nullopt;
+  chart.title = section.scenario + " at " + section.scale + " scale: throughput per variant";
+  chart.axis_title = "throughput (" + unit + "; the whiskers are the step-time noise)";
+  chart.series = {{"throughput (" + unit + ")", "#2ca02c"}};
+  return chart;
+}
+
+std::string chart_name(const Section& section, const std::string& kind) {
+  return section.scenario + "-" + section.scale + "-" + kind + ".svg";
+}
+
+}  // namespace
+
+ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, const std::string& charts_link) {
+  ReportFiles files;
+  std::string& md = files.markdown;
+  md += "# oomlab report\n\n";
+  md += "`" + set.source + "`: " + set.describe() + ".";
+  std::set<std::string> commits;
+  for (const LoadedRecord& loaded : set.records) {
+    if (!loaded.record.git_commit.empty()) commits.insert(loaded.record.git_commit);
+  }
+  if (!commits.empty()) {
+    md += " Commit" + std::string(commits.size() == 1 ? " " : "s ");
+    for (const std::string& commit : commits) md += "`" + commit + "` ";
+    md.pop_back();
+    md += ".";
+  }
+  md += "\n\n";
+  for (const std::string& note : set.notes) md += "> Note: " + note + "\n\n";
+  if (set.records.empty()) {
+    md += "No run records here (only benchmarks: compare them with `oomlab compare`).\n";
+    return files;
+  }
+  std::vector<const LoadedRecord*> all;
+  for (const LoadedRecord& loaded : set.records) all.push_back(&loaded);
+  md += "## Summary\n\n" + summary_table(all) + "\n";
+
+  std::string last_scenario;
+  for (const Section& section : sections_of(set)) {
+    if (section.scenario != last_scenario) md += "## " + section.scenario + "\n\n";
+    last_scenario = section.scenario;
+    md += "### " + section.scale + " scale\n\n";
+    std::set<std::string> machines;
+    for (const LoadedRecord* loaded : section.records) machines.insert(machine(loaded->record));
+    const bool several_machines = machines.size() > 1;
+
+    // Timelines and segments: one trace per variant.
+    std::vector<std::pair<const LoadedRecord*, TraceSource>> traced;
+    std::set<std::string> origins;
+    for (const LoadedRecord* loaded : one_per_variant(section)) {
+      std::string why_not;
+      std::optional<TraceSource> source = traces(*loaded, why_not);
+      if (!source) {
+        md += "> No memory timeline for " + loaded->record.variant + ": " + why_not + "\n\n";
+        continue;
+      }
+      origins.insert(source->origin);
+      traced.emplace_back(loaded, std::move(*source));
+    }
+    std::vector<TimelinePanel> timeline;
+    std::vector<SegmentPanel> segments;
+    for (const auto& [loaded, source] : traced) {
+      const RunRecord& r = loaded->record;
+      timeline.push_back({r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes, r.budget.profile});
+      segments.push_back({r.variant, state_at_peak_reserved(source.trace)});
+    }
+    if (!timeline.empty()) {
+      const std::string name = chart_name(section, "timeline");
+      files.charts.emplace_back(name, timeline_svg(section.scenario + " at " + section.scale + " scale: memory over the run", timeline));
+      md += "![memory over the run](" + charts_link + "/" + name + ")\n\n";
+      md += "Allocated memory stacked by tag, free-but-reserved memory grey above it, the budget dashed, the "
+            "OOM in red; x: the allocator's events in order, with the steps marked. Trace: ";
+      for (const std::string& origin : origins) md += origin + "; ";
+      md.resize(md.size() - 2);
+      md += ".\n\n";
+      const std::string segments_name = chart_name(section, "segments");
+      files.charts.emplace_back(segments_name, segment_svg(section.scenario + " at " + section.scale +
+                                                               " scale: segments at the peak of reserved memory",
+                                                           segments));
+      md += "![segments at the peak](" + charts_link + "/" + segments_name + ")\n\n";
+    }
+    const std::string peaks_name = chart_name(section, "peaks");
+    files.charts.emplace_back(peaks_name, bar_svg(peaks_chart(section, several_machines)));
+    md += "![peaks](" + charts_link + "/" + peaks_name + ")\n\n";
+    if (auto chart = throughput_chart(section, several_machines)) {
+      const std::string name = chart_name(section, "throughput");
+      files.charts.emplace_back(name, bar_svg(*chart));
+      md += "![throughput](" + charts_link + "/" + name + ")\n\n";
+    }
+  }
+  return files;
+}
+
+}  // namespace oomlab::report

@@ -1,0 +1,35 @@
+// Which record of one set is which record of another: by scenario/variant, device kind, scale
+// and knobs. Used by compare (two result sets) and by the regression test (baselines vs a fresh
+// suite), so both match the same way.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/report/result_set.hpp"
+
+namespace oomlab::report {
+
+// "srgan_leak/broken"
+std::string record_name(const RunRecord& record);
+// "dry/full", plus " batch=24,dtype=bf16" when the record has knobs.
+std::string record_setting(const RunRecord& record);
+
+struct RecordPair {
+  const LoadedRecord* a = nullptr;
+  const LoadedRecord* b = nullptr;
+};
+
+struct RecordMatch {
+  std::vector<RecordPair> pairs;  // in A's order
+  std::vector<const LoadedRecord*> only_a;
+  std::vector<const LoadedRecord*> only_b;
+  // A and B each hold one device kind, and they differ (dry vs cuda: the allocator-level
+  // numbers must agree): records were matched without their device.
+  bool across_devices = false;
+};
+
+// Records match on scenario, variant, scale and (unless across_devices) device kind. Where
+// several records of one set share those, their knobs tell them apart, then their file names.
+RecordMatch match_records(const std::vector<LoadedRecord>& a, const std::vector<LoadedRecord>& b);
+
+}  // namespace oomlab::report

@@ -1,0 +1,96 @@
+#include "harness/report/svg.hpp"
+
+#include <cstdio>
+
+#include "harness/report/text_table.hpp"
+
+namespace oomlab::report {
+
+namespace {
+
+std::string num(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  std::string out = text;
+  if (out.size() > 2 && out.compare(out.size() - 2, 2, ".0") == 0) out.resize(out.size() - 2);
+  return out;
+}
+
+std::string style_attributes(const Svg::Style& s) {
+  std::string out = " fill=\"" + s.fill + "\"";
+  if (s.opacity < 1) {
+    char opacity[16];
+    std::snprintf(opacity, sizeof opacity, "%.2f", s.opacity);
+    out += std::string(" fill-opacity=\"") + opacity + "\"";
+  }
+  if (s.stroke != "none") {
+    out += " stroke=\"" + s.stroke + "\" stroke-width=\"" + num(s.stroke_width) + "\"";
+    if (!s.dash.empty()) out += " stroke-dasharray=\"" + s.dash + "\"";
+  }
+  return out;
+}
+
+std::string points_text(const std::vector<std::pair<double, double>>& points) {
+  std::string out;
+  for (const auto& [x, y] : points) out += (out.empty() ? "" : " ") + num(x) + "," + num(y);
+  return out;
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+Svg::Svg(double width, double height) : width_(width), height_(height) {}
+
+void Svg::rect(double x, double y, double w, double h, const Style& style, const std::string& title) {
+  body_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) + "\"" +
+           style_attributes(style);
+  body_ += title.empty() ? "/>\n" : "><title>" + xml_escape(title) + "</title></rect>\n";
+}
+
+void Svg::line(double x1, double y1, double x2, double y2, const Style& style) {
+  body_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) + "\"" +
+           style_attributes(style) + "/>\n";
+}
+
+void Svg::polygon(const std::vector<std::pair<double, double>>& points, const Style& style) {
+  body_ += "<polygon points=\"" + points_text(points) + "\"" + style_attributes(style) + "/>\n";
+}
+
+void Svg::polyline(const std::vector<std::pair<double, double>>& points, const Style& style) {
+  body_ += "<polyline points=\"" + points_text(points) + "\"" + style_attributes(style) + "/>\n";
+}
+
+void Svg::text(double x, double y, const std::string& content, const Font& font) {
+  static const char* anchors[] = {"start", "middle", "end"};
+  body_ += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(font.size) + "\" text-anchor=\"" +
+           anchors[static_cast<int>(font.anchor)] + "\" fill=\"" + font.fill + "\"";
+  if (font.bold) body_ += " font-weight=\"bold\"";
+  if (font.rotate != 0) body_ += " transform=\"rotate(" + num(font.rotate) + " " + num(x) + " " + num(y) + ")\"";
+  body_ += ">" + xml_escape(content) + "</text>\n";
+}
+
+double Svg::text_width(const std::string& content, double size) {
+  return static_cast<double>(display_width(content)) * size * 0.6;
+}
+
+std::string Svg::str() const {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width_) + "\" height=\"" + num(height_) +
+         "\" viewBox=\"0 0 " + num(width_) + " " + num(height_) +
+         "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n" +
+         "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" + body_ + "</svg>\n";
+}
+
+}  // namespace oomlab::report

@@ -1,0 +1,23 @@
+// The memory timeline: for each variant (one panel each, on one y scale so broken and fixed
+// compare at a glance) the allocated bytes stacked by tag, the free-but-reserved bytes above
+// them, the budget as a dashed line, the steps on the x axis and the OOM marked.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "harness/report/trace_reader.hpp"
+
+namespace oomlab::report {
+
+struct TimelinePanel {
+  std::string title;  // "broken: oom @ step 14 (leak)"
+  const RecordedTrace* trace = nullptr;
+  std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  // max: no cap, no line
+  std::string budget_name;  // "rtx3060-12g", or empty
+};
+
+std::string timeline_svg(const std::string& title, const std::vector<TimelinePanel>& panels);
+
+}  // namespace oomlab::report

@@ -1,0 +1,109 @@
+#include "harness/report/trace_reader.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/report/input_error.hpp"
+#include "harness/runner/atomic_file.hpp"
+
+namespace oomlab::report {
+
+namespace {
+
+using nlohmann::json;
+using memory::EventKind;
+
+bool kind_from_name(const std::string& name, EventKind& kind) {
+  for (int k = 0; k < memory::kEventKindCount; ++k) {
+    if (name == memory::event_kind_name(static_cast<EventKind>(k))) {
+      kind = static_cast<EventKind>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+memory::Tag tag_of(const json& args) {
+  if (!args.contains("tag") || !args["tag"].is_string()) return memory::Tag::other;
+  return memory::tag_from_name(args["tag"].get<std::string>()).value_or(memory::Tag::other);
+}
+
+std::uint32_t site_of(const json& object, const std::vector<std::string>& sites) {
+  if (!object.contains("site") || !object["site"].is_string()) return 0;
+  const auto it = std::find(sites.begin(), sites.end(), object["site"].get<std::string>());
+  return it == sites.end() ? 0 : static_cast<std::uint32_t>(it - sites.begin());
+}
+
+void read_state_before(const json& segments, RecordedTrace& trace) {
+  for (const json& segment : segments) {
+    memory::TraceEvent map;
+    map.kind = EventKind::segment_map;
+    map.segment = segment.value("segment", 0u);
+    map.bytes = segment.value("mapped", std::size_t{0});
+    map.stream = segment.value("stream", memory::StreamHandle{0});
+    trace.before.apply(map);
+    for (const json& block : segment.value("blocks", json::array())) {
+      memory::TraceEvent alloc;
+      alloc.kind = EventKind::alloc;
+      alloc.segment = map.segment;
+      alloc.offset = block.value("offset", std::size_t{0});
+      alloc.bytes = block.value("bytes", std::size_t{0});
+      alloc.tag = tag_of(block);
+      alloc.site = site_of(block, trace.sites);
+      alloc.sequence = block.value("sequence", std::uint64_t{0});
+      trace.before.apply(alloc);
+    }
+  }
+}
+
+}  // namespace
+
+RecordedTrace read_trace(const json& root, const std::string& path) {
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
+    throw InputError(path + ": not a Chrome trace (no traceEvents)");
+  }
+  RecordedTrace trace;
+  trace.sites = {""};
+  const json other = root.value("otherData", json::object());
+  if (other.contains("sites") && other["sites"].is_array()) trace.sites = other["sites"].get<std::vector<std::string>>();
+  if (trace.sites.empty()) trace.sites = {""};
+  trace.logical_time = other.value("time_axis", std::string()).rfind("logical", 0) == 0;
+  trace.dropped = other.value("dropped_events", std::uint64_t{0});
+  if (other.contains("segments_before_events")) read_state_before(other["segments_before_events"], trace);
+  try {
+    for (const json& e : root["traceEvents"]) {
+      if (e.value("ph", "") != "i" || e.value("pid", 0) != 1) continue;
+      memory::TraceEvent event;
+      if (!kind_from_name(e.value("name", ""), event.kind)) continue;
+      const json& args = e.at("args");
+      event.time_us = e.value("ts", 0.0);
+      event.sequence = args.value("sequence", std::uint64_t{0});
+      event.bytes = args.value("bytes", std::size_t{0});
+      event.segment = args.value("segment", 0u);
+      event.offset = args.value("offset", std::size_t{0});
+      event.tag = tag_of(args);
+      event.step = args.value("step", std::int64_t{-1});
+      event.allocated_after = args.value("allocated", std::int64_t{0});
+      event.reserved_after = args.value("reserved", std::int64_t{0});
+      event.tag_allocated_after = args.value("tag_bytes", std::int64_t{0});
+      event.site = site_of(args, trace.sites);
+      trace.events.push_back(event);
+    }
+  } catch (const json::exception& e) {
+    throw InputError(path + ": an event of the trace is malformed (" + std::string(e.what()) + ")");
+  }
+  return trace;
+}
+
+RecordedTrace read_trace_file(const std::string& path) {
+  json root;
+  try {
+    root = json::parse(read_text_file(path));
+  } catch (const std::exception& e) {
+    throw InputError(path + ": cannot read the trace (" + std::string(e.what()) + ")");
+  }
+  return read_trace(root, path);
+}
+
+}  // namespace oomlab::report

@@ -1,0 +1,80 @@
+#include "scenarios/gpt_train/training_knobs.hpp"
+
+#include <stdexcept>
+
+namespace oomlab::scenarios {
+namespace {
+
+model::Precision precision_from(const std::string& name) {
+  for (auto precision : {model::Precision::f32, model::Precision::bf16, model::Precision::f16}) {
+    if (name == model::precision_name(precision)) return precision;
+  }
+  throw std::invalid_argument("unknown dtype '" + name + "'");
+}
+
+// The preset a config was made from: with_max_seq appends "-T<positions>" to the name.
+std::string preset_name(const model::TransformerConfig& config) {
+  const std::string& name = config.name;
+  const auto suffix = name.rfind("-T");
+  if (suffix != std::string::npos && suffix + 2 < name.size() &&
+      name.find_first_not_of("0123456789", suffix + 2) == std::string::npos) {
+    return name.substr(0, suffix);
+  }
+  return name;
+}
+
+}  // namespace
+
+std::vector<KnobSpec> training_knob_specs() {
+  return {
+      KnobSpec::choice("model", "transformer preset (shapes only: no weights are downloaded)",
+                       model::transformer_preset_names()),
+      KnobSpec::integer("batch", "sequences per optimizer step (split over micro_batches)", 1, 1 << 20),
+      KnobSpec::integer("seq", "tokens per sequence (T); GPT-2's position table grows to fit", 1, 1 << 20),
+      KnobSpec::choice("dtype", "f32; or bf16/f16 mixed precision with f32 master weights (f16 with "
+                                "dynamic loss scaling)",
+                       {"f32", "bf16", "f16"}),
+      KnobSpec::choice("attention", "naive (T x T scores kept) or fused (flash-style, linear in T)",
+                       {"naive", "fused"}),
+      KnobSpec::boolean("checkpointing", "keep block inputs only; recompute each block in backward"),
+      KnobSpec::integer("micro_batches", "gradient accumulation: forward/backward passes per step", 1, 1 << 16),
+      KnobSpec::boolean("offload", "AdamW master weights and moments in pinned host memory"),
+  };
+}
+
+std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan) {
+  return {{"model", preset_name(plan.config)},
+          {"batch", std::to_string(plan.micro_batch * plan.micro_batches)},
+          {"seq", std::to_string(plan.seq)},
+          {"dtype", model::precision_name(plan.options.precision)},
+          {"attention", model::attention_name(plan.options.attention)},
+          {"checkpointing", plan.options.checkpointing ? "true" : "false"},
+          {"micro_batches", std::to_string(plan.micro_batches)},
+          {"offload", plan.options.offload_optimizer ? "true" : "false"}};
+}
+
+TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
+  const std::int64_t batch = knobs.integer("batch");
+  const std::int64_t micro_batches = knobs.integer("micro_batches");
+  if (batch % micro_batches != 0) {
+    throw std::invalid_argument("batch=" + std::to_string(batch) + " is not a multiple of micro_batches=" +
+                                std::to_string(micro_batches) + ": each micro-batch takes batch / micro_batches sequences");
+  }
+  const std::int64_t seq = knobs.integer("seq");
+  model::TransformerConfig config = model::transformer_preset(knobs.text("model"));
+  // Learned positions need a row per position: a longer sequence gets a longer table, as
+  // long_context's preset does (LLaMA-style models have no table).
+  if (config.is_gpt2() && seq > config.max_seq) config = model::with_max_seq(config, seq);
+  plan.config = config;
+  plan.seq = seq;
+  plan.micro_batch = batch / micro_batches;
+  plan.micro_batches = static_cast<int>(micro_batches);
+  plan.options.precision = precision_from(knobs.text("dtype"));
+  plan.options.attention = knobs.text("attention") == "naive" ? model::AttentionKind::naive
+                                                               : model::AttentionKind::fused;
+  plan.options.checkpointing = knobs.boolean("checkpointing");
+  plan.options.offload_optimizer = knobs.boolean("offload");
+  return plan;
+}
+
+}  // namespace oomlab::scenarios
