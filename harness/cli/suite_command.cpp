@@ -10,6 +10,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/results_table.hpp"
 #include "harness/cli/suite_folder.hpp"
+#include "harness/memory/alloc_config.hpp"
 #include "harness/process/lifetime.hpp"
 #include "harness/report/baseline_file.hpp"
 #include "harness/report/written_files.hpp"
@@ -60,6 +61,12 @@ nlohmann::ordered_json summary_row(const RunRecord& record, const std::string& f
           {"matches_expectation", record.matches_expectation},
           {"peak_allocated", record.memory.peak_allocated},
           {"peak_reserved", record.memory.peak_reserved},
+          {"need", record.memory.need ? nlohmann::ordered_json(record.memory.need) : nullptr},
+          // What is left of the budget at the run's need (negative: short by that much).
+          {"headroom", record.memory.need && record.budget.bytes != memory::AllocatorConfig::kUnlimited
+                           ? nlohmann::ordered_json(static_cast<std::int64_t>(record.budget.bytes) -
+                                                    static_cast<std::int64_t>(record.memory.need))
+                           : nullptr},
           {"record", file_name}};
 }
 
