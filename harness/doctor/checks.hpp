@@ -3,6 +3,7 @@
 // a pure function of MachineFacts; run_checks returns them all, one line each.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "harness/doctor/check.hpp"
@@ -21,8 +22,10 @@ Check check_architecture(const MachineFacts& facts);  // this build's GPU code v
 
 // memory_checks.cpp
 Check check_memory(const MachineFacts& facts);
-Check check_processes(const MachineFacts& facts);
 Check check_context(const MachineFacts& facts);
+
+// process_checks.cpp
+Check check_processes(const MachineFacts& facts);
 
 // nvml_checks.cpp
 Check check_mig(const MachineFacts& facts);
@@ -36,6 +39,10 @@ Check check_pytorch_alloc_conf(const MachineFacts& facts);
 // Others holding at least this share of the card fail the processes check: a run then has
 // noticeably less than the card (a 16 GiB card with a stale 3 GiB process is the classic case).
 constexpr double kHeldShareThatFails = 0.10;
+
+// total - free - one context: what other processes hold as cudaMemGetInfo sees it; nullopt
+// when the context was not measured.
+std::optional<std::size_t> held_by_others(const GpuFacts& gpu);
 
 // The oomlab profile for this card: same name as the profile's description and the card_bytes
 // closest to `total_bytes` (within 10%); null when oomlab has none.

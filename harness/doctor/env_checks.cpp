@@ -31,7 +31,7 @@ Check check_pytorch_alloc_conf(const MachineFacts& facts) {
             "OOMLAB_ALLOC_CONF=" + config.to_string() + ")"};
   } catch (const std::invalid_argument& e) {
     return {name, Verdict::warn,
-            std::string("set for PyTorch, which oomlab cannot reproduce: ") + e.what()};
+            std::string("set for PyTorch; oomlab cannot reproduce it: ") + e.what()};
   }
 }
 

@@ -41,7 +41,8 @@ TEST(DoctorGpu, DeviceLinesPassWithMeasuredNumbers) {
   EXPECT_EQ(lines["runtime"].verdict, "ok") << lines["runtime"].detail;
   EXPECT_NE(lines["arch"].verdict, "fail") << lines["arch"].detail;
   EXPECT_NE(lines["arch"].detail.find("the driver loaded"), std::string::npos) << lines["arch"].detail;
-  EXPECT_EQ(lines["memory"].verdict, "ok") << lines["memory"].detail;
+  // warn would say the h200 profile's budget exceeds what is free here: a fact about the profile.
+  EXPECT_TRUE(lines["memory"].verdict == "ok" || lines["memory"].verdict == "warn") << lines["memory"].detail;
   EXPECT_NE(lines["memory"].detail.find("free with this process's context"), std::string::npos);
   // The context is measured in a second process: it worked, and it is a plausible size.
   EXPECT_TRUE(lines["context"].verdict == "ok" || lines["context"].verdict == "warn") << lines["context"].detail;
