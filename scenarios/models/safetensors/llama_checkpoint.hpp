@@ -46,9 +46,9 @@ const LlamaShape& llama_preset(const std::string& name);
 std::vector<TensorEntry> llama_layout(const LlamaShape& shape, DType dtype);
 
 // Whether `entry` is a layer's rotary table, model.layers.N.self_attn.rotary_emb.inv_freq of
-// (head_dim / 2) floats, N < layers. Hugging Face saved these non-persistent buffers in checkpoints
-// made before transformers 4.31 (every meta-llama/Llama-2-*-hf holds them, in f32 beside f16
-// weights); loaders recompute them and skip the saved ones, as transformers and vLLM do.
+// (head_dim / 2) floats, N < layers. Older transformers releases saved these buffers in
+// checkpoints (every meta-llama/Llama-2-*-hf holds them, in f32 beside f16 weights); loaders
+// recompute them and skip the saved ones, as transformers and vLLM do.
 bool is_llama_rotary_table(const TensorEntry& entry, const LlamaShape& shape);
 
 // The f32 value of element `index` of tensor number `tensor_index` (its position in the

@@ -17,7 +17,9 @@ namespace oomlab::scenarios {
 namespace {
 
 using safetensors::TensorEntry;
+using testing::expect_one_line_naming;
 using testing::GivenCheckpoint;
+using testing::knob_error;
 using testing::run_weights7b;
 using testing::write_zero_checkpoint;
 
@@ -32,26 +34,6 @@ std::string tiny_checkpoint(const testing::CheckpointDir& cache, DType dtype) {
   return path;
 }
 
-// check_knobs' message for `variant` at `scale` with `set` over its knobs, or "(accepted)".
-std::string input_error(const std::string& variant, Scale scale, const KnobSettings& set = {}) {
-  const Weights7bScenario scenario;
-  try {
-    scenario.check_knobs(variant, scale,
-                         resolve_knobs(scenario.name(), scenario.knobs(), scenario.variant_knobs(variant, scale), set));
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  return "(accepted)";
-}
-
-void expect_one_line_naming(const std::string& message, const std::vector<std::string>& parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  EXPECT_LT(message.size(), 400u) << message;
-  for (const std::string& part : parts) {
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-  }
-}
-
 // check_knobs' message for the tiny f32 variant `fixed` given the llama-tiny f32 layout after
 // `edit`, written as a file of zeros.
 std::string error_for_edited_tiny_layout(const std::function<void(std::vector<TensorEntry>&)>& edit) {
@@ -61,12 +43,12 @@ std::string error_for_edited_tiny_layout(const std::function<void(std::vector<Te
   edit(layout);
   write_zero_checkpoint(path, layout);
   GivenCheckpoint given(DType::f32, path);
-  return input_error("fixed", Scale::tiny);
+  return knob_error("fixed", Scale::tiny);
 }
 
 TEST(GivenCheckpoint, NoneGivenChecksNothing) {
   testing::CheckpointDir cache;
-  for (Scale scale : {Scale::tiny, Scale::full}) EXPECT_EQ(input_error("broken", scale), "(accepted)");
+  for (Scale scale : {Scale::tiny, Scale::full}) EXPECT_EQ(knob_error("broken", scale), "(accepted)");
 }
 
 TEST(GivenCheckpoint, TheScalesOwnCheckpointIsAccepted) {
@@ -74,11 +56,11 @@ TEST(GivenCheckpoint, TheScalesOwnCheckpointIsAccepted) {
   GivenCheckpoint given_f32(DType::f32, tiny_checkpoint(cache, DType::f32));
   GivenCheckpoint given_bf16(DType::bf16, tiny_checkpoint(cache, DType::bf16));
   for (const char* variant : {"broken", "fixed", "fixed-int8", "fixed-bf16-file"}) {
-    EXPECT_EQ(input_error(variant, Scale::tiny), "(accepted)") << variant;
+    EXPECT_EQ(knob_error(variant, Scale::tiny), "(accepted)") << variant;
   }
   // The bf16 file serves every variant asked to read a bf16 file.
   for (const char* variant : {"broken", "fixed", "fixed-int8"}) {
-    EXPECT_EQ(input_error(variant, Scale::tiny, {{"dtype", "bf16"}}), "(accepted)") << variant;
+    EXPECT_EQ(knob_error(variant, Scale::tiny, {{"dtype", "bf16"}}), "(accepted)") << variant;
   }
 }
 
@@ -87,7 +69,7 @@ TEST(GivenCheckpoint, ATwoByTwoFileIsNotTheModel) {
   const std::string path = cache.dir().file("x.safetensors");
   write_zero_checkpoint(path, {{"w", DType::f32, {2, 2}, 0, 0}});
   GivenCheckpoint given(DType::f32, path);
-  expect_one_line_naming(input_error("broken", Scale::full),
+  expect_one_line_naming(knob_error("broken", Scale::full),
                          {"OOMLAB_WEIGHTS7B_F32: " + path, "tensor 'w' f32 (2, 2) is not in the llama-7b f32 layout"});
   // The run itself refuses it too (a scenario run without the CLI's check): never a load of it.
   EXPECT_THROW(run_weights7b("fixed", DeviceKind::dry, Scale::full, "rtx4090"), std::invalid_argument);
@@ -149,32 +131,32 @@ TEST(GivenCheckpoint, AnotherPresetIsRefusedNamingBothAndHowToLoadIt) {
   testing::CheckpointDir cache;
   GivenCheckpoint given(DType::f32, tiny_checkpoint(cache, DType::f32));
   // The scale chose the preset: another scale, or --set model=, loads the file.
-  expect_one_line_naming(input_error("broken", Scale::full),
+  expect_one_line_naming(knob_error("broken", Scale::full),
                          {"the file is a llama-tiny f32 checkpoint; --scale full loads llama-7b "
                           "(--scale tiny or --set model=llama-tiny loads this file)"});
-  EXPECT_EQ(input_error("broken", Scale::tiny), "(accepted)");
+  EXPECT_EQ(knob_error("broken", Scale::tiny), "(accepted)");
   // --set model= chose it: no scale helps.
-  expect_one_line_naming(input_error("fixed", Scale::tiny, {{"model", "llama-13b"}}),
+  expect_one_line_naming(knob_error("fixed", Scale::tiny, {{"model", "llama-13b"}}),
                          {"OOMLAB_WEIGHTS7B_F32: ", "the file is a llama-tiny f32 checkpoint; --set model=llama-13b "
                           "loads llama-13b (--set model=llama-tiny loads this file)"});
-  EXPECT_EQ(input_error("fixed", Scale::full, {{"model", "llama-tiny"}}), "(accepted)");
+  EXPECT_EQ(knob_error("fixed", Scale::full, {{"model", "llama-tiny"}}), "(accepted)");
 }
 
 TEST(GivenCheckpoint, ABf16FileGivenAsF32IsRefused) {
   testing::CheckpointDir cache;
   GivenCheckpoint given(DType::f32, tiny_checkpoint(cache, DType::bf16));
-  expect_one_line_naming(input_error("fixed", Scale::tiny),
+  expect_one_line_naming(knob_error("fixed", Scale::tiny),
                          {"the file is a llama-tiny bf16 checkpoint; OOMLAB_WEIGHTS7B_F32 is read as an f32 file "
                           "(a bf16 one goes in OOMLAB_WEIGHTS7B_BF16, read with --set dtype=bf16)"});
   // The bf16 variant reads OOMLAB_WEIGHTS7B_BF16, which is not set: nothing to check.
-  EXPECT_EQ(input_error("fixed-bf16-file", Scale::tiny), "(accepted)");
+  EXPECT_EQ(knob_error("fixed-bf16-file", Scale::tiny), "(accepted)");
 }
 
 TEST(GivenCheckpoint, AnF16FileIsReadFromItsOwnVariable) {
   testing::CheckpointDir cache;
   GivenCheckpoint given(DType::f16, tiny_checkpoint(cache, DType::f16));
-  EXPECT_EQ(input_error("fixed", Scale::tiny, {{"dtype", "f16"}}), "(accepted)");
-  EXPECT_EQ(input_error("fixed", Scale::tiny), "(accepted)");  // f32: OOMLAB_WEIGHTS7B_F32 unset
+  EXPECT_EQ(knob_error("fixed", Scale::tiny, {{"dtype", "f16"}}), "(accepted)");
+  EXPECT_EQ(knob_error("fixed", Scale::tiny), "(accepted)");  // f32: OOMLAB_WEIGHTS7B_F32 unset
   const auto run = run_weights7b("fixed", DeviceKind::host, Scale::tiny, "1GiB", {{"dtype", "f16"}});
   ASSERT_FALSE(run.oom);
   EXPECT_EQ(run.metrics.at("file_bytes"), static_cast<double>(safetensors::llama_preset("llama-tiny").parameters()) * 2);
@@ -198,7 +180,7 @@ TEST(GivenCheckpoint, MalformedOrSpecialFilesAreBadInputNotRunErrors) {
   };
   for (const auto& [path, part] : cases) {
     GivenCheckpoint given(DType::f32, path);
-    expect_one_line_naming(input_error("fixed", Scale::tiny), {"OOMLAB_WEIGHTS7B_F32: " + path, part});
+    expect_one_line_naming(knob_error("fixed", Scale::tiny), {"OOMLAB_WEIGHTS7B_F32: " + path, part});
   }
 }
 

@@ -19,7 +19,7 @@
 namespace oomlab::scenarios::testing {
 
 struct ShardingOptions {
-  int shards = 3;
+  int shards = 3;  // at most: no shard is left empty
   // Within a shard, tensors by name as safetensors' Python writer orders them (else file order).
   bool by_name = true;
   // Tensors added to the first shard (e.g. rotary tables), listed in the index like the others.
@@ -34,8 +34,8 @@ inline std::string shard_name(int shard, int shards) {
   return name;
 }
 
-// Writes `single`'s tensors, in its file order, into `options.shards` shards of about equal bytes
-// in `dir`, and the index; returns the index's path.
+// Writes `single`'s tensors, in its file order, into at most `options.shards` shards of about
+// equal bytes in `dir`, and the index; returns the index's path.
 inline std::string write_sharded_copy(const std::string& single, const std::string& dir,
                                       const ShardingOptions& options = {}) {
   const safetensors::SafetensorsFile file(single);
@@ -47,6 +47,9 @@ inline std::string write_sharded_copy(const std::string& single, const std::stri
   for (const safetensors::TensorEntry& entry : file.header().tensors) {
     shards[std::min<std::size_t>(entry.begin / per_shard, shards.size() - 1)].push_back(entry);
   }
+  // A tensor larger than a shard's share leaves the next one empty: no file for it.
+  shards.erase(std::remove_if(shards.begin(), shards.end(), [](const auto& shard) { return shard.empty(); }),
+               shards.end());
   nlohmann::json index;
   std::uint64_t total = 0;
   for (std::size_t s = 0; s < shards.size(); ++s) {
@@ -54,7 +57,7 @@ inline std::string write_sharded_copy(const std::string& single, const std::stri
       std::sort(shards[s].begin(), shards[s].end(),
                 [](const safetensors::TensorEntry& a, const safetensors::TensorEntry& b) { return a.name < b.name; });
     }
-    const std::string name = shard_name(static_cast<int>(s) + 1, options.shards);
+    const std::string name = shard_name(static_cast<int>(s) + 1, static_cast<int>(shards.size()));
     for (const auto& entry : shards[s]) {
       index["weight_map"][entry.name] = name;
       total += static_cast<std::uint64_t>(entry.numel()) * dtype_size(entry.dtype);

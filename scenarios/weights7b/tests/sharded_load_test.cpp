@@ -18,6 +18,8 @@
 namespace oomlab::scenarios {
 namespace {
 
+using testing::expect_one_line_naming;
+using testing::knob_error;
 using testing::run_weights7b;
 using testing::ShardingOptions;
 using testing::write_sharded_copy;
@@ -62,26 +64,6 @@ std::set<std::string> names(const CheckpointSource& source) {
   std::set<std::string> result;
   for (const auto& entry : source.tensors()) result.insert(entry.name);
   return result;
-}
-
-// check_knobs' message for `variant` at tiny scale with `set`, or "(accepted)".
-std::string knob_error(const std::string& variant, const KnobSettings& set = {}) {
-  const Weights7bScenario scenario;
-  try {
-    scenario.check_knobs(variant, Scale::tiny,
-                         resolve_knobs(scenario.name(), scenario.knobs(), scenario.variant_knobs(variant, Scale::tiny), set));
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  return "(accepted)";
-}
-
-void expect_one_line_naming(const std::string& message, const std::vector<std::string>& parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  EXPECT_LT(message.size(), 400u) << message;
-  for (const std::string& part : parts) {
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-  }
 }
 
 TEST(ShardedLoad, ThreeShardsHoldTheSingleFilesTensorsAndBytes) {
@@ -161,7 +143,7 @@ TEST(ShardedLoad, RotaryTablesOfOlderHfFilesAreSkipped) {
   TinyCheckpoint checkpoint(DType::bf16, with_tables);
   EXPECT_EQ(CheckpointSource::open(checkpoint.index).tensors().size(), 2u + 2u * 9u + 1u + 2u);
   testing::GivenCheckpoint given(DType::bf16, checkpoint.index);
-  EXPECT_EQ(knob_error("fixed-bf16-file"), "(accepted)");
+  EXPECT_EQ(knob_error("fixed-bf16-file", Scale::tiny), "(accepted)");
   const auto run = run_weights7b("fixed-bf16-file", DeviceKind::host, Scale::tiny, "1GiB");
   EXPECT_EQ(run.metrics.at("parameters"), static_cast<double>(tiny().parameters()));
   EXPECT_EQ(run.metrics.at("file_bytes"), static_cast<double>(tiny().parameters()) * 2);
@@ -192,7 +174,7 @@ TEST(ShardedLoad, AMalformedIndexIsOneLineOfBadInputBeforeAnyRun) {
     TinyCheckpoint checkpoint(DType::f32, options);
     testing::GivenCheckpoint given(DType::f32, checkpoint.index);
     for (const char* variant : {"broken", "fixed"}) {
-      expect_one_line_naming(knob_error(variant), {"OOMLAB_WEIGHTS7B_F32: " + checkpoint.index + ": ", part});
+      expect_one_line_naming(knob_error(variant, Scale::tiny), {"OOMLAB_WEIGHTS7B_F32: " + checkpoint.index + ": ", part});
     }
   }
 }
@@ -200,16 +182,16 @@ TEST(ShardedLoad, AMalformedIndexIsOneLineOfBadInputBeforeAnyRun) {
 TEST(ShardedLoad, ShardsOfAnotherModelAreRefusedNamingBoth) {
   TinyCheckpoint checkpoint;
   testing::GivenCheckpoint given(DType::f32, checkpoint.index);
-  EXPECT_EQ(knob_error("fixed"), "(accepted)");
-  expect_one_line_naming(knob_error("fixed", {{"model", "llama-small"}}),
+  EXPECT_EQ(knob_error("fixed", Scale::tiny), "(accepted)");
+  expect_one_line_naming(knob_error("fixed", Scale::tiny, {{"model", "llama-small"}}),
                          {"OOMLAB_WEIGHTS7B_F32: " + checkpoint.index,
                           "the file is a llama-tiny f32 checkpoint; --set model=llama-small loads llama-small "
                           "(--set model=llama-tiny loads this file)"});
   // The f32 shards named as the f32 file, but the run asks for an f16 file: that variable is unset,
   // so a generated one would be used; named as the f16 file they are refused by dtype.
-  EXPECT_EQ(knob_error("fixed", {{"dtype", "f16"}}), "(accepted)");
+  EXPECT_EQ(knob_error("fixed", Scale::tiny, {{"dtype", "f16"}}), "(accepted)");
   testing::GivenCheckpoint as_f16(DType::f16, checkpoint.index);
-  expect_one_line_naming(knob_error("fixed", {{"dtype", "f16"}}),
+  expect_one_line_naming(knob_error("fixed", Scale::tiny, {{"dtype", "f16"}}),
                          {"OOMLAB_WEIGHTS7B_F16: " + checkpoint.index,
                           "the file is a llama-tiny f32 checkpoint; OOMLAB_WEIGHTS7B_F16 is read as an f16 file "
                           "(an f32 one goes in OOMLAB_WEIGHTS7B_F32, read with --set dtype=f32)"});

@@ -7,6 +7,7 @@
 #include "harness/memory/size.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "scenarios/weights7b/checkpoint_cache.hpp"
+#include "scenarios/weights7b/tests/sharded_copy.hpp"
 #include "scenarios/weights7b/tests/weights7b_test_support.hpp"
 #include "scenarios/weights7b/weight_loader.hpp"
 #include "scenarios/weights7b/weights7b.hpp"
@@ -87,6 +88,33 @@ TEST(Weights7bGpu, PinnedRingShapesLoadTheSameWeights) {
       EXPECT_EQ(peak[0], peak[1]) << label;  // the host ring is not device memory
       EXPECT_EQ(peak[0], peak[2]) << label;
     }
+  }
+}
+
+// The small checkpoint split into shards as Hugging Face writes them, named as the user's: every
+// load reads it across the files into the same bits, with the same device peak, as from the one
+// generated file.
+TEST(Weights7bGpu, AShardedCheckpointLoadsTheSameBitsAsTheSingleFile) {
+  OOMLAB_REQUIRE_GPU();
+  using namespace weights7b;
+  const CheckpointSource single = checkpoint_for(DeviceKind::cuda, {weights7b_plan(Scale::small).preset, DType::f32},
+                                                 [](const std::string&) {});
+  safetensors::testing::TempDir dir;
+  testing::ShardingOptions options;
+  options.shards = 4;
+  const std::string index = testing::write_sharded_copy(single.label(), dir.path().string(), options);
+  const std::size_t files = safetensors::read_sharded_index(index).shards.size();
+  ASSERT_GE(files, 2u);
+  for (const char* variant : {"broken", "fixed", "fixed-int8"}) {
+    const std::string budget = std::string(variant) == "broken" ? "8GiB" : small_budget();
+    const auto generated = run_weights7b(variant, DeviceKind::cuda, Scale::small, budget);
+    testing::GivenCheckpoint given(DType::f32, index);
+    const auto sharded = run_weights7b(variant, DeviceKind::cuda, Scale::small, budget);
+    ASSERT_FALSE(generated.oom || sharded.oom) << variant;
+    EXPECT_EQ(sharded.metrics.at("checkpoint_files"), static_cast<double>(files)) << variant;
+    EXPECT_EQ(sharded.stats.allocated.peak, generated.stats.allocated.peak) << variant;
+    const char* check = std::string(variant) == "fixed-int8" ? "int8_error_over_bound" : "weights_digest52";
+    EXPECT_EQ(sharded.metrics.at(check), generated.metrics.at(check)) << variant;
   }
 }
 

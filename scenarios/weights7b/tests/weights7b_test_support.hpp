@@ -1,6 +1,8 @@
 // Test helpers: run a weights7b variant at any budget (the story is told at several), and
 // keep generated checkpoints in a per-test directory.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -47,6 +49,29 @@ inline BudgetRun run_weights7b(const std::string& variant, DeviceKind kind, Scal
   const auto& events = device.allocator().trace().events();
   run.events.assign(events.begin(), events.end());
   return run;
+}
+
+// check_knobs' message for `variant` at `scale` with `set` over its values (the checks before a
+// run, a named checkpoint's among them), or "(accepted)".
+inline std::string knob_error(const std::string& variant, Scale scale, const KnobSettings& set = {}) {
+  const Scenario* scenario = ScenarioRegistry::instance().find("weights7b");
+  if (!scenario) throw std::logic_error("weights7b is not registered");
+  try {
+    scenario->check_knobs(variant, scale,
+                          resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "(accepted)";
+}
+
+// Bad input is one short line that names what is wrong.
+inline void expect_one_line_naming(const std::string& message, const std::vector<std::string>& parts) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << message;
+  for (const std::string& part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
 }
 
 // Points the checkpoint cache at a fresh directory for the test's lifetime.

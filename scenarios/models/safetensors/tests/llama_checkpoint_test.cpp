@@ -106,41 +106,27 @@ TEST(LlamaValues, DeterministicPerSeedNeverZeroAndInRange) {
   for (float v : norm) EXPECT_NEAR(v, 1.0f, 0.1f);
 }
 
-TEST(LlamaCheckpoint, Bf16FileHoldsTheRoundedF32FileValues) {
+TEST(LlamaCheckpoint, Bf16AndF16FilesHoldTheRoundedF32FileValues) {
   testing::TempDir dir;
   const LlamaShape& tiny = llama_preset("llama-tiny");
   generate_llama_checkpoint(dir.file("f32.safetensors"), tiny, DType::f32, 42);
-  generate_llama_checkpoint(dir.file("bf16.safetensors"), tiny, DType::bf16, 42);
   SafetensorsFile f32(dir.file("f32.safetensors"));
-  SafetensorsFile bf16(dir.file("bf16.safetensors"));
   EXPECT_EQ(f32.header().metadata.at("oomlab_preset"), "llama-tiny");
   EXPECT_EQ(f32.header().metadata.at("oomlab_seed"), "42");
   EXPECT_EQ(f32.header().data_bytes, static_cast<std::uint64_t>(tiny.parameters()) * 4);
-  EXPECT_EQ(bf16.header().data_bytes, static_cast<std::uint64_t>(tiny.parameters()) * 2);
-  for (const TensorEntry& entry : f32.header().tensors) {
-    const TensorView wide = f32.tensor(entry.name);
-    const TensorView narrow = bf16.tensor(entry.name);
-    const auto* values = reinterpret_cast<const float*>(wide.data);
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(narrow.data);
-    for (std::int64_t i = 0; i < entry.numel(); i += 97) {
-      ASSERT_EQ(bits[i], float_to_bf16_bits(values[i])) << entry.name << "[" << i << "]";
-    }
-  }
-}
-
-TEST(LlamaCheckpoint, F16FileHoldsTheRoundedF32FileValues) {
-  testing::TempDir dir;
-  const LlamaShape& tiny = llama_preset("llama-tiny");
-  generate_llama_checkpoint(dir.file("f32.safetensors"), tiny, DType::f32, 42);
-  generate_llama_checkpoint(dir.file("f16.safetensors"), tiny, DType::f16, 42);
-  SafetensorsFile f32(dir.file("f32.safetensors"));
-  SafetensorsFile f16(dir.file("f16.safetensors"));
-  EXPECT_EQ(f16.header().metadata.at("oomlab_dtype"), "f16");
-  for (const TensorEntry& entry : f32.header().tensors) {
-    const auto* values = reinterpret_cast<const float*>(f32.tensor(entry.name).data);
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(f16.tensor(entry.name).data);
-    for (std::int64_t i = 0; i < entry.numel(); i += 97) {
-      ASSERT_EQ(bits[i], float_to_f16_bits(values[i])) << entry.name << "[" << i << "]";
+  for (const DType half : {DType::bf16, DType::f16}) {
+    const std::string path = dir.file(std::string(dtype_name(half)) + ".safetensors");
+    generate_llama_checkpoint(path, tiny, half, 42);
+    SafetensorsFile narrow(path);
+    EXPECT_EQ(narrow.header().metadata.at("oomlab_dtype"), dtype_name(half));
+    EXPECT_EQ(narrow.header().data_bytes, static_cast<std::uint64_t>(tiny.parameters()) * 2);
+    for (const TensorEntry& entry : f32.header().tensors) {
+      const auto* values = reinterpret_cast<const float*>(f32.tensor(entry.name).data);
+      const auto* bits = reinterpret_cast<const std::uint16_t*>(narrow.tensor(entry.name).data);
+      for (std::int64_t i = 0; i < entry.numel(); i += 97) {
+        const std::uint16_t rounded = half == DType::bf16 ? float_to_bf16_bits(values[i]) : float_to_f16_bits(values[i]);
+        ASSERT_EQ(bits[i], rounded) << dtype_name(half) << " " << entry.name << "[" << i << "]";
+      }
     }
   }
 }
