@@ -99,6 +99,22 @@ struct ReportOptions {
 int report_command(const ReportOptions& options);
 // --- end compare and report ---
 
+// --- replay (replay_command.cpp; harness/replay) ---
+struct ReplayCliOptions {
+  std::string snapshot;     // the file torch.cuda.memory._dump_snapshot wrote (.pickle, or gzipped)
+  std::string budget;       // empty: the tightest cap consistent with the trace
+  std::string alloc_conf;   // over the snapshot's own settings
+  std::string out_path;     // the run record
+  std::string trace_path;   // oomlab's allocator trace of the replay (Chrome/Perfetto JSON)
+  int device = -1;          // -1: the device that ran out of memory, else the busiest
+  bool what_if = false;     // replay under each remedy too
+  bool json = false;
+};
+// Exit 0 when the replay makes PyTorch's decisions (its OOM included), 1 when it diverges, 2 on
+// bad input (a malformed or history-less snapshot, a bad option).
+int replay_command(const ReplayCliOptions& options);
+// --- end replay ---
+
 }  // namespace oomlab::cli
 
 #include "harness/device/device.hpp"

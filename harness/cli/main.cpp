@@ -1,4 +1,4 @@
-// oomlab: list | run | suite | bisect | advise | doctor | compare | report. Bad input is one "oomlab: error: ..." line and exit code 2.
+// oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay. Bad input is one "oomlab: error: ..." line and exit code 2.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -180,6 +180,29 @@ int main(int argc, char** argv) {
                    "this a record with none is re-run on dry for its timeline");
   // --- end compare and report ---
 
+  // --- replay ---
+  oomlab::cli::ReplayCliOptions replay_options;
+  auto* replay = app.add_subcommand(
+      "replay", "Replay a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) through oomlab's "
+                "caching allocator on dry: the same segment decisions as PyTorch (or the first that "
+                "differs), its OOM diagnosed with the Python frames, the allocation sites at the peak; "
+                "with --what-if each remedy tried on the same requests. Exit 0 when it reproduces "
+                "PyTorch, 1 when it diverges, 2 on bad input");
+  replay->add_option("SNAPSHOT", replay_options.snapshot, "The snapshot file (.pickle, or .pickle.gz)")->required();
+  replay->add_option("--budget", replay_options.budget,
+                     "The cap the run had: a size with its unit or a GPU profile (default: the tightest "
+                     "cap consistent with the trace)");
+  replay->add_option("--alloc-conf", replay_options.alloc_conf,
+                     "Allocator settings over the snapshot's own (PYTORCH_CUDA_ALLOC_CONF syntax)");
+  replay->add_option("--device", replay_options.device, "The traced device to replay (default: the one that ran out of memory)");
+  replay->add_option("--out", replay_options.out_path, "Write the replay's run record (JSON)");
+  replay->add_option("--trace", replay_options.trace_path, "Write oomlab's allocator trace of the replay (Chrome/Perfetto JSON)");
+  replay->add_flag("--what-if", replay_options.what_if,
+                   "Also replay under expandable segments, max_split_size_mb values, "
+                   "roundup_power2_divisions, empty_cache() at phase boundaries and the next smaller card");
+  replay->add_flag("--json", replay_options.json, "The same fields as JSON, for tools");
+  // --- end replay ---
+
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -215,6 +238,7 @@ int main(int argc, char** argv) {
     if (advise->parsed()) return oomlab::cli::advise_command(advise_options);
     if (compare->parsed()) return oomlab::cli::compare_command(compare_options);  // compare and report
     if (report->parsed()) return oomlab::cli::report_command(report_options);  // compare and report
+    if (replay->parsed()) return oomlab::cli::replay_command(replay_options);  // replay
   } catch (const oomlab::cli::UsageError& e) {
     return usage_error(e.what());
   } catch (const oomlab::process::Interrupted& interrupted) {

@@ -3,6 +3,7 @@
 // trace is the one written beside it (<record>.trace.json), else a dry re-run of the same
 // scenario, variant, scale, budget, knobs and allocator settings (the allocation sequence is the
 // same on every device), else its OOM dump (<record>.oom.json: the last events only).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,6 +44,32 @@ std::optional<report::TraceSource> read_if_present(const fs::path& path, const s
   return report::TraceSource{report::read_trace_file(path.string()), origin};
 }
 
+// While it lives, this process's stderr (which a child inherits) goes to /dev/null: a re-run's
+// notes and OOM messages were already read in its record.
+class QuietStderr {
+ public:
+  QuietStderr() : saved_(::dup(2)) {
+    std::fflush(stderr);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 2);
+      ::close(null);
+    }
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      ::dup2(saved_, 2);
+      ::close(saved_);
+    }
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
+
+ private:
+  int saved_;
+};
+
 // The record's run again on dry with a trace that keeps every event.
 std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::path& scratch, std::string& why_not) {
   RunRequest request;
@@ -64,7 +91,11 @@ std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::pa
   request.trace_path = (scratch / (r.scenario + "." + r.variant + "." + r.scale + ".trace.json")).string();
   request.progress = false;
   request.timeout_seconds = 600;
-  const RunRecord rerun = run_variant_in_child(request);
+  RunRecord rerun;
+  {
+    QuietStderr quiet;
+    rerun = run_variant_in_child(request);
+  }
   std::error_code error;
   if (!fs::is_regular_file(request.trace_path, error)) {
     why_not = "the dry re-run gave no trace (" + std::string(outcome_status_name(rerun.outcome.status)) +
@@ -87,17 +118,24 @@ int report_command(const ReportOptions& options) {
   }
   const fs::path output = options.output.empty() ? record_folder(options.dir) / "report.md" : fs::path(options.output);
   const fs::path charts = output.parent_path() / "charts";
+  std::error_code error;
+  if (!output.parent_path().empty()) fs::create_directories(output.parent_path(), error);
   require_writable("-o", output.string());
   const fs::path folder = record_folder(options.dir);
-  std::error_code error;
   const fs::path scratch = fs::temp_directory_path(error) / ("oomlab-report-" + std::to_string(::getpid()));
   fs::create_directories(scratch, error);
 
+  bool announced = false;
   const report::TraceProvider traces = [&](const report::LoadedRecord& loaded, std::string& why_not)
       -> std::optional<report::TraceSource> {
     try {
       if (auto trace = read_if_present(beside(folder, loaded, ".trace.json"), "the trace written beside each record")) return trace;
       if (!options.no_rerun) {
+        if (!announced) {
+          std::fprintf(stderr, "oomlab: report: re-running variants on dry for the timelines of records with no trace "
+                               "beside them (--no-rerun skips this)\n");
+          announced = true;
+        }
         if (auto trace = rerun_on_dry(loaded.record, scratch, why_not)) return trace;
       } else {
         why_not = "no trace beside the record (--no-rerun)";

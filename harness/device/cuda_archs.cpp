@@ -2,6 +2,7 @@
 #include "harness/device/cuda_archs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "harness/device/cuda_backend.hpp"
@@ -96,12 +97,24 @@ std::string describe_cuda_image(const CudaImage& image) {
   return image.jit ? "compute_" + arch + " PTX (JIT)" : "sm_" + arch;
 }
 
-std::optional<CudaImage> select_cuda_image(const std::vector<CudaArch>& built, ComputeCapability device) {
+PtxJit ptx_jit_from_environment() {
+  const auto on = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+  };
+  if (on("CUDA_DISABLE_PTX_JIT")) return PtxJit::disabled;
+  if (on("CUDA_FORCE_PTX_JIT")) return PtxJit::forced;
+  return PtxJit::allowed;
+}
+
+std::optional<CudaImage> select_cuda_image(const std::vector<CudaArch>& built, ComputeCapability device,
+                                           PtxJit jit) {
   // SASS first: binary-compatible within a major version, from its minor up (an "a" image only
   // on its own capability). Where a generic and an "a" image of one capability both fit, the
   // generic one is taken (the driver's pick is not documented; its kernels are a subset).
   const CudaArch* best = nullptr;
   for (const CudaArch& arch : built) {
+    if (jit == PtxJit::forced) break;
     const bool fits = arch.sass && arch.cc.major == device.major &&
                       (arch.arch_specific ? arch.cc.minor == device.minor : arch.cc.minor <= device.minor);
     if (!fits) continue;
@@ -111,6 +124,7 @@ std::optional<CudaImage> select_cuda_image(const std::vector<CudaArch>& built, C
     }
   }
   if (best != nullptr) return CudaImage{best->cc, best->arch_specific, false};
+  if (jit == PtxJit::disabled) return std::nullopt;
   // Then PTX, JIT-compiled by the driver for any GPU at least as new (an "a" PTX only for its own).
   for (const CudaArch& arch : built) {
     const bool fits = arch.ptx && (arch.arch_specific ? arch.cc == device : arch.cc.number() <= device.number());
@@ -132,11 +146,11 @@ const std::vector<CudaArch>& built_cuda_architectures() {
 }
 
 std::string no_cuda_code_message(std::string_view device_name, ComputeCapability device,
-                                 const std::vector<CudaArch>& built, std::string_view driver_said) {
+                                 const std::vector<CudaArch>& built, std::string_view why) {
   std::string line = "this oomlab binary has no GPU code for " + std::string(device_name) +
                      " (compute capability " + device.text() + "): it was built for " +
                      describe_cuda_architectures(built);
-  if (!driver_said.empty()) line += " (the driver said " + std::string(driver_said) + ")";
+  if (!why.empty()) line += " (" + std::string(why) + ")";
   line += "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + rebuild_arch(device) +
           " for this GPU only, or with the default list (README.md, \"Building for your GPU\")";
   return line;
@@ -153,8 +167,8 @@ const CurrentCudaCode& current_cuda_code() {
     current.max_shared_bytes_per_block = info.max_shared_bytes_per_block;
     const detail::CudaCodeProbe probe = detail::cuda_probe_code();
     if (!probe.loaded) {
-      throw std::runtime_error(
-          no_cuda_code_message(info.name, current.device, built_cuda_architectures(), probe.error));
+      throw std::runtime_error(no_cuda_code_message(info.name, current.device, built_cuda_architectures(),
+                                                    "the driver said " + probe.error));
     }
     // The driver tells the PTX architecture of the code it loaded (80 for compute_80 PTX JIT-
     // compiled on an H200); the list tells whether that capability was built as an "a" image
@@ -168,10 +182,25 @@ const CurrentCudaCode& current_cuda_code() {
       sass = sass || (arch.sass && arch.cc.major == current.device.major);
     }
     current.image.arch_specific = any && all_specific;
-    current.image.jit = !sass;
+    current.image.jit = !sass || ptx_jit_from_environment() == PtxJit::forced;
     return current;
   }();
   return code;
+}
+
+std::string startup_cuda_code_problem() {
+  try {
+    if (!cuda_available()) return "";
+    // Device properties come from the driver without a context (unlike any kernel query).
+    const DeviceInfo info = detail::cuda_device_info();
+    const ComputeCapability device{info.compute_major, info.compute_minor};
+    const PtxJit jit = ptx_jit_from_environment();
+    if (select_cuda_image(built_cuda_architectures(), device, jit)) return "";
+    return no_cuda_code_message(info.name, device, built_cuda_architectures(),
+                                jit == PtxJit::disabled ? "PTX JIT is disabled (CUDA_DISABLE_PTX_JIT)" : "");
+  } catch (const std::exception&) {
+    return "";  // the runs will say what went wrong
+  }
 }
 
 std::string cuda_code_problem() {

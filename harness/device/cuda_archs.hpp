@@ -51,11 +51,17 @@ struct CudaImage {
 // "sm_90a", "sm_86", "compute_80 PTX (JIT)".
 std::string describe_cuda_image(const CudaImage& image);
 
+// How the driver may use PTX: JIT-compile it where no SASS fits (the default), never
+// (CUDA_DISABLE_PTX_JIT=1), or always, ignoring the SASS (CUDA_FORCE_PTX_JIT=1).
+enum class PtxJit { allowed, disabled, forced };
+PtxJit ptx_jit_from_environment();
+
 // Which image of `built` the driver picks on `device`: the newest SASS of the device's major
 // version and a minor no higher than its own (an "a" image only on exactly its capability); else
 // the newest PTX of a capability no higher than the device's. nullopt: no image fits (the binary
 // cannot run a kernel there).
-std::optional<CudaImage> select_cuda_image(const std::vector<CudaArch>& built, ComputeCapability device);
+std::optional<CudaImage> select_cuda_image(const std::vector<CudaArch>& built, ComputeCapability device,
+                                           PtxJit jit = PtxJit::allowed);
 
 // This binary's architectures, as configured (empty in a CPU-only build), and CMake's spelling
 // of them ("75-real;80;86-real;89-real;90a-real;100-real;120").
@@ -63,9 +69,10 @@ const std::vector<CudaArch>& built_cuda_architectures();
 const char* built_cuda_architectures_text();
 
 // The one line for a binary that cannot run on `device`: what it was built for, the device's
-// capability, how to rebuild; `driver_said` (a cudaError name, may be empty) is quoted.
+// capability, how to rebuild; `why` (the driver's error, JIT disabled; may be empty) goes in
+// parentheses.
 std::string no_cuda_code_message(std::string_view device_name, ComputeCapability device,
-                                 const std::vector<CudaArch>& built, std::string_view driver_said);
+                                 const std::vector<CudaArch>& built, std::string_view why);
 
 // What this process runs on the current GPU: the device and the image the driver loaded for it
 // (asked once per process). Throws std::runtime_error with no_cuda_code_message's line when the
@@ -78,9 +85,18 @@ struct CurrentCudaCode {
 };
 const CurrentCudaCode& current_cuda_code();
 
-// The start-up check for commands about to use the GPU: empty when this binary can run kernels
-// on the current GPU, when there is no usable GPU (cuda_available() says why elsewhere) and in a
-// CPU-only build; else the one line to print before exiting with code 2. Never throws.
+// The driver's answer, from current_cuda_code(): empty when this binary can run kernels on the
+// current GPU, when there is no usable GPU (cuda_available() says why elsewhere) and in a
+// CPU-only build; else the one line. Creates the CUDA context (`oomlab doctor`, tests). Never
+// throws.
 std::string cuda_code_problem();
+
+// The start-up check for a command about to run on cuda, in the process that starts the runs:
+// the same line, decided from the device's capability and this binary's list by the driver's
+// rules (select_cuda_image, honouring CUDA_DISABLE_PTX_JIT / CUDA_FORCE_PTX_JIT) without creating
+// a CUDA context (one would hold ~500 MiB of the GPU that every child's measurement sees). What
+// the rules cannot know (PTX newer than the driver) the children's current_cuda_code() reports.
+// Empty when fine, without a GPU and in a CPU-only build. Never throws.
+std::string startup_cuda_code_problem();
 
 }  // namespace oomlab

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "harness/device/cuda_archs.hpp"
 #include "harness/device/cuda_backend.hpp"
 #include "harness/memory/source.hpp"
 
@@ -59,6 +60,8 @@ std::unique_ptr<memory::MemorySource> make_source(DeviceKind kind,
       if (detail::cuda_device_count(&why) <= 0) {
         throw std::runtime_error("--device cuda: no usable CUDA device (" + why + ")");
       }
+      // A binary without code for this GPU ends here with one line, not at its first kernel.
+      (void)current_cuda_code();
       return config.expandable_segments ? memory::make_cuda_vmm_source()
                                         : memory::make_cuda_source();
     }

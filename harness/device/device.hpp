@@ -41,7 +41,8 @@ enum class CopyKind { host_to_device, device_to_host, device_to_device, host_to_
 class Device {
  public:
   // Builds the memory source (cuda_vmm when config.expandable_segments on cuda) and allocator.
-  // Throws std::runtime_error with one clear line when the kind is unusable (no GPU).
+  // Throws std::runtime_error with one clear line when the kind is unusable (no GPU, or no code
+  // in this binary for it: cuda_archs.hpp).
   Device(DeviceKind kind, memory::AllocatorConfig config);
   ~Device();
   Device(const Device&) = delete;

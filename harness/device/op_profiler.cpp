@@ -28,6 +28,9 @@ OpProfiler::~OpProfiler() {
 
 OpProfiler* OpProfiler::active() { return active_profiler; }
 
+ProfilingPaused::ProfilingPaused() : paused_(active_profiler) { active_profiler = nullptr; }
+ProfilingPaused::~ProfilingPaused() { active_profiler = paused_; }
+
 std::size_t OpProfiler::name_index(const char* name) {
   for (std::size_t i = 0; i < names_.size(); ++i) {
     if (names_[i] == name) return i;

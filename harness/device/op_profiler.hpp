@@ -55,6 +55,18 @@ class OpProfiler {
   std::vector<std::uintptr_t> spare_events_;
 };
 
+// No profiler is active on this thread within its scope (a planning run beside the measured one).
+class ProfilingPaused {
+ public:
+  ProfilingPaused();
+  ~ProfilingPaused();
+  ProfilingPaused(const ProfilingPaused&) = delete;
+  ProfilingPaused& operator=(const ProfilingPaused&) = delete;
+
+ private:
+  OpProfiler* paused_;
+};
+
 // Times its scope under `name` when a profiler is active on this thread.
 class ProfileRange {
  public:

@@ -1,19 +1,25 @@
 // The caching allocator: PyTorch's CUDACachingAllocator semantics over any MemorySource.
 //
 // Rules (each has its own test):
-//  - request sizes round up to 512 bytes;
+//  - request sizes round up to 512 bytes, or with roundup_power2_divisions to the next division
+//    of their power of two (alloc_rounding.hpp);
 //  - small pool: requests <= 1 MiB, carved from 2 MiB segments; large pool: requests < 10 MiB
 //    come from 20 MiB segments, larger ones from segments rounded up to 2 MiB;
-//  - best fit by (stream, size, address); a block is split when the remainder is worth keeping
-//    (small pool: >= 512 B, large pool: > 1 MiB); blocks larger than max_split_size are never
-//    split, and a request under max_split_size never takes one of them;
+//  - pools are per stream: best fit by (stream, size, position); a block is split when the
+//    remainder is worth keeping (small pool or expandable segments: >= 512 B, large pool:
+//    > 1 MiB); blocks larger than max_split_size are never split, a request under
+//    max_split_size never takes one of them, and a larger request takes one only when it wastes
+//    less than max_non_split_rounding (20 MiB);
 //  - freeing coalesces with free neighbours in the same segment;
-//  - when the source refuses (or the budget would be passed), free cached segments are
-//    released and the request retried once, then OomError is thrown; the allocator stays usable;
-//  - empty_cache() returns every fully free segment to the source;
-//  - expandable_segments: one address range per (stream, pool) whose mapped tail grows by
-//    page_granularity() steps, so freed space always coalesces into one block; empty_cache()
-//    unmaps its trailing free pages. max_split_size does not apply inside these ranges.
+//  - when no cached block fits: garbage collection of the oldest whole cached segments (with a
+//    budget and garbage_collection_threshold), a new segment, else the cached oversize blocks
+//    released (max_split_size set) and a retry, else every cached segment released and one last
+//    try, then OomError; the allocator stays usable;
+//  - empty_cache() returns every fully free segment to the source, large pool first;
+//  - expandable_segments: one address range per (stream, pool), mapped and unmapped in 2 MiB
+//    (small) or 20 MiB (large) granules at the lowest address with room; releasing the cache
+//    unmaps every whole free granule (allocator_expandable.cpp);
+//  - caching:false: every request is its own source allocation, returned when freed.
 //
 // Budget: the cap is on reserved + simulated_external. Memory used outside the allocator on a
 // real GPU (this process's context, other processes) is NOT charged against it, because a GPU

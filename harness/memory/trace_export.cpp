@@ -179,6 +179,13 @@ json chrome_json_from(const Trace& trace, TimeAxis axis, std::size_t first) {
 
 json Trace::to_chrome_json(TimeAxis axis) const { return chrome_json_from(*this, axis, 0); }
 
+void add_event_counts(const Trace& trace, std::map<std::string, double>& metrics) {
+  for (int kind = 0; kind < kEventKindCount; ++kind) {
+    metrics[std::string("events.") + event_kind_name(static_cast<EventKind>(kind))] =
+        static_cast<double>(trace.counts()[static_cast<std::size_t>(kind)]);
+  }
+}
+
 TimeAxis natural_time_axis(CachingAllocator& allocator) {
   return allocator.source().has_backing() ? TimeAxis::wall : TimeAxis::logical;
 }

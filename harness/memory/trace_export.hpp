@@ -3,6 +3,7 @@
 // segment and block at the failure, itself a Chrome trace so ui.perfetto.dev opens it.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -31,6 +32,10 @@ nlohmann::json oom_dump(CachingAllocator& allocator, const std::string& message,
 // [{"segment": 3, "mapped": 20971520, "stream": 0, "allocated": ..., "free": ..., "largest_free": ...,
 //   "blocks": [{"offset": 0, "bytes": 1048576, "tag": "activations", "site": "...", "sequence": 17}]}]
 nlohmann::json segments_json(const TraceState& state, const Trace& trace);
+
+// The trace's event counts as record metrics, "events.alloc", "events.segment_map", ... (every
+// event counted, dropped ones too): deterministic on dry, so the regression baselines hold them.
+void add_event_counts(const Trace& trace, std::map<std::string, double>& metrics);
 
 // Chrome trace of the events from index `first` of trace.events() on (Trace::to_chrome_json: all).
 nlohmann::json chrome_json_from(const Trace& trace, TimeAxis axis, std::size_t first);

@@ -50,6 +50,10 @@ std::string bar_svg(const BarChart& chart) {
   draw_x_axis(svg, area, ticks, scale_max, chart.bytes ? chart.axis_title + " (" + unit + ")" : chart.axis_title);
   const auto px = [&](double value) { return area.left + value / scale_max * area.width; };
 
+  if (chart.reference > 0) {  // under the bars' value labels
+    const double x = px(chart.reference);
+    svg.line(x, area.top, x, area.bottom(), Svg::stroked(kBudgetColour, 1.6, "6,4"));
+  }
   double y = area.top + kGroupGap / 2;
   for (const BarGroup& group : chart.groups) {
     svg.text(left - 8, y + group_height / 2 + 4, group.label, {kLabelFont, Svg::Anchor::end});
@@ -57,23 +61,23 @@ std::string bar_svg(const BarChart& chart) {
       const double by = y + static_cast<double>(s) * (kBar + kBarGap);
       if (group.values[s] < 0) continue;
       const double end = px(group.values[s]);
-      svg.rect(area.left, by, std::max(end - area.left, 0.5), kBar, {chart.series[s].colour});
+      svg.rect(area.left, by, std::max(end - area.left, 0.5), kBar, Svg::filled(chart.series[s].colour));
       double text_x = end + 4;
       if (s < group.errors.size() && group.errors[s] > 0) {
         const double low = px(group.values[s] * (1 - group.errors[s]));
         const double high = px(group.values[s] * (1 + group.errors[s]));
-        svg.line(low, by + kBar / 2, high, by + kBar / 2, {"none", "#222", 1.2});
-        svg.line(high, by + 2, high, by + kBar - 2, {"none", "#222", 1.2});
-        svg.line(low, by + 2, low, by + kBar - 2, {"none", "#222", 1.2});
+        svg.line(low, by + kBar / 2, high, by + kBar / 2, Svg::stroked("#222", 1.2));
+        svg.line(high, by + 2, high, by + kBar - 2, Svg::stroked("#222", 1.2));
+        svg.line(low, by + 2, low, by + kBar - 2, Svg::stroked("#222", 1.2));
         text_x = high + 4;
       }
-      if (s < group.texts.size()) svg.text(text_x, by + kBar - 2.5, group.texts[s], {kValueFont});
+      if (s < group.texts.size() && !group.texts[s].empty()) {
+        // On a white box: the budget line may run through the value.
+        svg.rect(text_x - 1, by, Svg::text_width(group.texts[s], kValueFont) + 2, kBar, Svg::filled("white", 0.85));
+        svg.text(text_x, by + kBar - 2.5, group.texts[s], {kValueFont});
+      }
     }
     y += group_height + kGroupGap;
-  }
-  if (chart.reference > 0) {
-    const double x = px(chart.reference);
-    svg.line(x, area.top, x, area.bottom(), {"none", kBudgetColour, 1.6, "6,4"});
   }
   return svg.str();
 }

@@ -9,10 +9,10 @@ namespace oomlab::report {
 BaselineCheck check_against_baselines(const std::string& baseline_folder, const std::vector<LoadedRecord>& records) {
   const ResultSet baselines = load_result_set(baseline_folder);
   const RecordMatch match = match_records(baselines.records, records);
-  const FieldScope scope = match.across_devices ? FieldScope::allocator : FieldScope::all;
   BaselineCheck check;
   for (const RecordPair& pair : match.pairs) {
     ++check.compared;
+    const FieldScope scope = pair.across_devices ? FieldScope::allocator : FieldScope::all;
     const auto changes = field_differences(pair.a->record, pair.b->record, scope);
     if (changes.empty()) continue;
     std::string line = record_name(pair.b->record) + ": ";

@@ -127,10 +127,9 @@ Comparison compare_result_sets(const ResultSet& a, const ResultSet& b, const Com
   if (records) {
     const RecordMatch match = match_records(a.records, b.records);
     if (match.across_devices) {
-      comparison.notes.push_back("A and B ran on different devices (" + a.records.front().record.device.kind + " vs " +
-                                 b.records.front().record.device.kind +
-                                 "): the allocator-level peaks must agree exactly; throughput and "
-                                 "device-level memory are not compared");
+      comparison.notes.push_back("records of different devices were matched (setting \"... vs <device>\"): their "
+                                 "allocator-level peaks must agree exactly; throughput and device-level memory are "
+                                 "not compared");
     }
     detail::add_record_rows(match, metrics, options.threshold, comparison);
     comparison.only_a = unmatched(match.only_a);

@@ -1,6 +1,7 @@
 #include "harness/report/markdown_report.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -83,8 +84,24 @@ std::vector<const LoadedRecord*> one_per_variant(const Section& section) {
   return chosen;
 }
 
-std::string group_label(const RunRecord& r, bool several_machines) {
-  return several_machines ? r.variant + " \xC2\xB7 " + machine(r) : r.variant;
+// What tells apart several records of one variant on one machine: their file name past the
+// suite's "<scenario>.<variant>.<device>-<scale>" ("cold" for ...cuda-full.cold.json).
+std::string file_tag(const LoadedRecord& loaded) {
+  const RunRecord& r = loaded.record;
+  std::string name = std::filesystem::path(loaded.file).filename().string();
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
+  const std::string standard = r.scenario + "." + r.variant + "." + r.device.kind + "-" + r.scale;
+  if (name.rfind(standard, 0) == 0 && name.size() > standard.size() + 1) return name.substr(standard.size() + 1);
+  return name;
+}
+
+std::string group_label(const LoadedRecord& loaded, const Section& section, bool several_machines) {
+  const RunRecord& r = loaded.record;
+  std::string label = several_machines ? r.variant + " \xC2\xB7 " + machine(r) : r.variant;
+  const auto same = std::count_if(section.records.begin(), section.records.end(), [&](const LoadedRecord* other) {
+    return other->record.variant == r.variant && machine(other->record) == machine(r);
+  });
+  return same > 1 ? label + " (" + file_tag(loaded) + ")" : label;
 }
 
 BarChart peaks_chart(const Section& section, bool several_machines) {
@@ -97,7 +114,7 @@ BarChart peaks_chart(const Section& section, bool several_machines) {
   for (const LoadedRecord* loaded : section.records) {
     const RunRecord& r = loaded->record;
     BarGroup group;
-    group.label = group_label(r, several_machines);
+    group.label = group_label(*loaded, section, several_machines);
     group.values = {double(r.memory.peak_allocated), double(r.memory.peak_reserved), r.memory.need ? double(r.memory.need) : -1};
     group.texts = {bytes_label(r.memory.peak_allocated), bytes_label(r.memory.peak_reserved),
                    r.memory.need ? bytes_label(r.memory.need) : ""};
@@ -121,7 +138,7 @@ std::optional<BarChart> throughput_chart(const Section& section, bool several_ma
     if (unit.empty()) unit = r.throughput.unit;
     if (r.throughput.unit != unit) continue;  // one unit per chart
     BarGroup group;
-    group.label = group_label(r, several_machines);
+    group.label = group_label(*loaded, section, several_machines);
     group.values = {r.throughput.value};
     group.texts = {throughput_text(r)};
     group.errors = {step_noise(r).relative};
@@ -191,8 +208,13 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
     std::vector<SegmentPanel> segments;
     for (const auto& [loaded, source] : traced) {
       const RunRecord& r = loaded->record;
-      timeline.push_back({r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes, r.budget.profile});
-      segments.push_back({r.variant, state_at_peak_reserved(source.trace)});
+      TimelinePanel panel{r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes, r.budget.profile};
+      panel.oom_step = r.outcome.status == OutcomeStatus::oom ? r.outcome.step : -1;
+      panel.oom = r.outcome.status == OutcomeStatus::oom;
+      timeline.push_back(panel);
+      std::string moment;
+      memory::TraceState state = state_at_peak(source.trace, moment);
+      segments.push_back({r.variant + " " + moment, std::move(state)});
     }
     if (!timeline.empty()) {
       const std::string name = chart_name(section, "timeline");
@@ -205,7 +227,7 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       md += ".\n\n";
       const std::string segments_name = chart_name(section, "segments");
       files.charts.emplace_back(segments_name, segment_svg(section.scenario + " at " + section.scale +
-                                                               " scale: segments at the peak of reserved memory",
+                                                               " scale: segments at the OOM or the peak of reserved memory",
                                                            segments));
       md += "![segments at the peak](" + charts_link + "/" + segments_name + ")\n\n";
     }

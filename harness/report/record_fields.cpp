@@ -14,9 +14,14 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A metric named like "..._bytes" or "..._bytes_per_step" holds bytes (per step).
+// A metric that names bytes ("weights_bytes", "leak_bytes_per_step", "free_reserved_before_checkpoint",
+// "largest_free_block_..."), not a ratio of them ("peak_bytes_per_parameter").
 bool is_byte_metric(std::string_view name) {
-  return ends_with(name, "bytes") || ends_with(name, "bytes_per_step");
+  if (ends_with(name, "per_parameter")) return false;
+  for (std::string_view word : {"bytes", "reserved", "allocated", "block"}) {
+    if (name.find(word) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -98,6 +103,7 @@ FieldList deterministic_fields(const RunRecord& r) {
   // On cuda the device-level number includes the context and other processes: measured.
   if (r.device.kind != "cuda") add("peak_device_used", FieldValue::of_bytes(r.memory.peak_device_used));
   if (r.memory.need != 0) add("need", FieldValue::of_bytes(r.memory.need));
+  if (r.memory.need_reserved != 0) add("need_reserved", FieldValue::of_bytes(r.memory.need_reserved));
   for (const auto& [tag, bytes] : r.memory.per_tag_peak) add("peak of tag " + tag, FieldValue::of_bytes(bytes));
   add("num_ooms", FieldValue::of_integer(static_cast<std::int64_t>(r.memory.num_ooms)));
   add("num_alloc_retries", FieldValue::of_integer(static_cast<std::int64_t>(r.memory.num_alloc_retries)));

@@ -35,7 +35,7 @@ using FieldList = std::vector<std::pair<std::string, FieldValue>>;
 
 // Names: outcome, diagnosis, oom step (or "step" for an error), signal, message, expected,
 // budget, budget profile, steps, warm-up steps, alloc_conf, knob <name>, peak_allocated,
-// peak_reserved, peak_device_used (not on cuda: measured there), need, peak of tag <tag>,
+// peak_reserved, peak_device_used (not on cuda: measured there), need, need_reserved, peak of tag <tag>,
 // num_ooms, num_alloc_retries, metric <name> (not timings), warning <n>. Messages and warnings
 // are compared without_process_ids.
 FieldList deterministic_fields(const RunRecord& record);

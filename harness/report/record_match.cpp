@@ -10,12 +10,6 @@ namespace oomlab::report {
 
 namespace {
 
-std::set<std::string> device_kinds(const std::vector<LoadedRecord>& records) {
-  std::set<std::string> kinds;
-  for (const LoadedRecord& loaded : records) kinds.insert(loaded.record.device.kind);
-  return kinds;
-}
-
 std::string base_key(const RunRecord& r, bool with_device) {
   return record_name(r) + " " + (with_device ? r.device.kind : std::string("*")) + "/" + r.scale;
 }
@@ -49,19 +43,14 @@ std::string record_setting(const RunRecord& record) {
   return text;
 }
 
-RecordMatch match_records(const std::vector<LoadedRecord>& a, const std::vector<LoadedRecord>& b) {
-  RecordMatch match;
-  const auto kinds_a = device_kinds(a);
-  const auto kinds_b = device_kinds(b);
-  match.across_devices = kinds_a.size() == 1 && kinds_b.size() == 1 && kinds_a != kinds_b;
-  const bool with_device = !match.across_devices;
+namespace {
 
+// Pairs the records of `a` and `b` that share a key; a pair's across_devices is !with_device.
+std::vector<RecordPair> pair_records(const std::vector<const LoadedRecord*>& a, const std::vector<const LoadedRecord*>& b,
+                                     bool with_device) {
   std::map<std::string, std::pair<std::vector<const LoadedRecord*>, std::vector<const LoadedRecord*>>> groups;
-  for (const LoadedRecord& loaded : a) {
-    groups[base_key(loaded.record, with_device)].first.push_back(&loaded);
-  }
-  for (const LoadedRecord& loaded : b) groups[base_key(loaded.record, with_device)].second.push_back(&loaded);
-
+  for (const LoadedRecord* loaded : a) groups[base_key(loaded->record, with_device)].first.push_back(loaded);
+  for (const LoadedRecord* loaded : b) groups[base_key(loaded->record, with_device)].second.push_back(loaded);
   std::vector<RecordPair> pairs;
   for (auto& [key, group] : groups) {
     auto& [in_a, in_b] = group;
@@ -70,25 +59,52 @@ RecordMatch match_records(const std::vector<LoadedRecord>& a, const std::vector<
       pairs.push_back({in_a.front(), in_b.front()});
       in_a.clear();
       in_b.clear();
-      continue;
+    } else {
+      pair_by(in_a, in_b, [](const LoadedRecord& r) { return describe_knobs(r.record.knobs); }, pairs);
+      pair_by(in_a, in_b, [](const LoadedRecord& r) { return file_name(r); }, pairs);
     }
-    pair_by(in_a, in_b, [](const LoadedRecord& r) { return describe_knobs(r.record.knobs); }, pairs);
-    pair_by(in_a, in_b, [](const LoadedRecord& r) { return file_name(r); }, pairs);
   }
+  for (RecordPair& pair : pairs) pair.across_devices = !with_device;
+  return pairs;
+}
+
+}  // namespace
+
+RecordMatch match_records(const std::vector<LoadedRecord>& a, const std::vector<LoadedRecord>& b) {
+  std::vector<const LoadedRecord*> all_a, all_b;
+  for (const LoadedRecord& loaded : a) all_a.push_back(&loaded);
+  for (const LoadedRecord& loaded : b) all_b.push_back(&loaded);
+  // On the same device first; what is left, across devices (a dry prediction and a GPU run).
+  std::vector<RecordPair> pairs = pair_records(all_a, all_b, true);
+  std::set<const LoadedRecord*> paired;
+  for (const RecordPair& pair : pairs) paired.insert({pair.a, pair.b});
+  std::vector<const LoadedRecord*> left_a, left_b;
+  for (const LoadedRecord* r : all_a) {
+    if (!paired.count(r)) left_a.push_back(r);
+  }
+  for (const LoadedRecord* r : all_b) {
+    if (!paired.count(r)) left_b.push_back(r);
+  }
+  for (const RecordPair& pair : pair_records(left_a, left_b, false)) {
+    if (pair.a->record.device.kind == pair.b->record.device.kind) continue;  // same device: a knob or file mismatch
+    pairs.push_back(pair);
+    paired.insert({pair.a, pair.b});
+  }
+
   // In A's order, then what is left of each side in its own order.
+  RecordMatch match;
   std::map<const LoadedRecord*, RecordPair> by_a;
   for (const RecordPair& pair : pairs) by_a[pair.a] = pair;
-  for (const LoadedRecord& loaded : a) {
-    if (auto it = by_a.find(&loaded); it != by_a.end()) {
+  for (const LoadedRecord* loaded : all_a) {
+    if (auto it = by_a.find(loaded); it != by_a.end()) {
       match.pairs.push_back(it->second);
+      match.across_devices = match.across_devices || it->second.across_devices;
     } else {
-      match.only_a.push_back(&loaded);
+      match.only_a.push_back(loaded);
     }
   }
-  std::set<const LoadedRecord*> paired_b;
-  for (const RecordPair& pair : pairs) paired_b.insert(pair.b);
-  for (const LoadedRecord& loaded : b) {
-    if (!paired_b.count(&loaded)) match.only_b.push_back(&loaded);
+  for (const LoadedRecord* loaded : all_b) {
+    if (!paired.count(loaded)) match.only_b.push_back(loaded);
   }
   return match;
 }

@@ -17,19 +17,21 @@ std::string record_setting(const RunRecord& record);
 struct RecordPair {
   const LoadedRecord* a = nullptr;
   const LoadedRecord* b = nullptr;
+  // Records of different devices (a dry prediction and a cuda run): their allocator-level
+  // numbers must agree exactly, their device-level ones and throughput are not comparable.
+  bool across_devices = false;
 };
 
 struct RecordMatch {
   std::vector<RecordPair> pairs;  // in A's order
   std::vector<const LoadedRecord*> only_a;
   std::vector<const LoadedRecord*> only_b;
-  // A and B each hold one device kind, and they differ (dry vs cuda: the allocator-level
-  // numbers must agree): records were matched without their device.
-  bool across_devices = false;
+  bool across_devices = false;  // some pair is across devices
 };
 
-// Records match on scenario, variant, scale and (unless across_devices) device kind. Where
-// several records of one set share those, their knobs tell them apart, then their file names.
+// Records match on scenario, variant, scale and device kind; records left over then match across
+// devices (a dry/small baseline and a GPU's cuda/small record). Where several records of one set
+// share those, their knobs tell them apart, then their file names.
 RecordMatch match_records(const std::vector<LoadedRecord>& a, const std::vector<LoadedRecord>& b);
 
 }  // namespace oomlab::report

@@ -20,11 +20,11 @@ std::string budget_text(std::uint64_t bytes) { return bytes == kUnlimited ? "unl
 
 class RowsFor {
  public:
-  RowsFor(const RecordPair& pair, bool across_devices, Comparison& comparison)
+  RowsFor(const RecordPair& pair, Comparison& comparison)
       : a_(pair.a->record), b_(pair.b->record), comparison_(comparison) {
     item_ = record_name(a_);
     setting_ = record_setting(a_);
-    if (across_devices) setting_ += " vs " + b_.device.kind;
+    if (pair.across_devices) setting_ += " vs " + b_.device.kind;
   }
 
   void outcome() {
@@ -133,18 +133,21 @@ class RowsFor {
 
 void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, double threshold,
                      Comparison& comparison) {
-  const bool exact = match.across_devices;
   for (const RecordPair& pair : match.pairs) {
-    RowsFor rows(pair, match.across_devices, comparison);
+    const bool exact = pair.across_devices;
+    RowsFor rows(pair, comparison);
     const MemoryRecord& a = rows.a().memory;
     const MemoryRecord& b = rows.b().memory;
     if (metrics.wants("outcome")) rows.outcome();
     rows.setting_changes();
     if (metrics.wants("peak_allocated")) rows.bytes("peak_allocated", a.peak_allocated, b.peak_allocated, threshold, exact);
     if (metrics.wants("peak_reserved")) rows.bytes("peak_reserved", a.peak_reserved, b.peak_reserved, threshold, exact);
-    if (metrics.wants("need")) rows.bytes("need", a.need, b.need, threshold, exact, true);
+    if (metrics.wants("need")) {
+      rows.bytes("need", a.need, b.need, threshold, exact, true);
+      rows.bytes("need_reserved", a.need_reserved, b.need_reserved, threshold, exact, true);
+    }
     // A baseline has no device-level number; across devices dry's is simulated.
-    const bool device_used_known = !pair.a->baseline && !pair.b->baseline && !match.across_devices;
+    const bool device_used_known = !pair.a->baseline && !pair.b->baseline && !pair.across_devices;
     if (metrics.wants("peak_device_used") && device_used_known) {
       rows.bytes("peak_device_used", a.peak_device_used, b.peak_device_used, threshold, false);
     }
@@ -156,7 +159,7 @@ void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, d
         if (peaks.first != 0 || peaks.second != 0) rows.bytes("tag " + tag, peaks.first, peaks.second, threshold, exact);
       }
     }
-    if (metrics.wants("throughput") && !match.across_devices) rows.throughput(threshold);
+    if (metrics.wants("throughput") && !pair.across_devices) rows.throughput(threshold);
   }
 }
 

@@ -9,8 +9,8 @@ namespace oomlab::report {
 namespace {
 
 constexpr double kWidth = 800;
-constexpr double kLeft = 20, kPlotWidth = 760;
-constexpr double kStripTitle = 20, kStripHeight = 30, kStripGap = 14;
+constexpr double kLeft = 20, kPlotWidth = 730;  // room for the last tick label
+constexpr double kStripTitle = 34, kStripHeight = 30, kStripGap = 14;
 
 struct FreeSummary {
   std::size_t free = 0, largest = 0;
@@ -37,17 +37,30 @@ FreeSummary free_pieces(const memory::TraceState& state, std::uint32_t id, std::
 
 }  // namespace
 
-memory::TraceState state_at_peak_reserved(const RecordedTrace& trace) {
-  std::size_t peak_index = 0;
-  std::int64_t peak = -1;
-  for (std::size_t i = 0; i < trace.events.size(); ++i) {
-    if (trace.events[i].reserved_after >= peak) {
-      peak = trace.events[i].reserved_after;
-      peak_index = i;
+memory::TraceState state_at_peak(const RecordedTrace& trace, std::string& moment) {
+  const auto& events = trace.events;
+  std::size_t stop = events.size();  // the events applied: [0, stop)
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind == memory::EventKind::oom) {
+      stop = i;
+      moment = "at the OOM";
+      break;
     }
   }
+  if (stop == events.size()) {
+    std::int64_t reserved = -1, allocated = -1;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const memory::TraceEvent& e = events[i];
+      if (e.reserved_after > reserved || (e.reserved_after == reserved && e.allocated_after > allocated)) {
+        reserved = e.reserved_after;
+        allocated = e.allocated_after;
+        stop = i + 1;
+      }
+    }
+    moment = "at the peak";
+  }
   memory::TraceState state = trace.before;
-  for (std::size_t i = 0; i <= peak_index && i < trace.events.size(); ++i) state.apply(trace.events[i]);
+  for (std::size_t i = 0; i < stop && i < events.size(); ++i) state.apply(events[i]);
   return state;
 }
 
@@ -61,7 +74,7 @@ std::string describe_segments(const memory::TraceState& state) {
   const std::size_t segments = state.segments().size();
   return bytes_label(state.reserved()) + " reserved in " + std::to_string(segments) + " segment" +
          (segments == 1 ? "" : "s") + ": " + bytes_label(state.allocated()) + " in blocks, " +
-         bytes_label(total.free) + " free, largest free piece " + bytes_label(total.largest);
+         bytes_label(total.free) + " free (largest free piece " + bytes_label(total.largest) + ")";
 }
 
 std::string segment_svg(const std::string& title, const std::vector<SegmentPanel>& panels) {
@@ -89,22 +102,23 @@ std::string segment_svg(const std::string& title, const std::vector<SegmentPanel
   const auto px = [&](double bytes) { return kLeft + bytes / scale_max * kPlotWidth; };
   double top = strips_top;
   for (const SegmentPanel& panel : panels) {
-    svg.text(kLeft, top + 14, panel.title + ": " + describe_segments(panel.state), {11.5, Svg::Anchor::start, true});
+    svg.text(kLeft, top + 13, panel.title, {11.5, Svg::Anchor::start, true});
+    svg.text(kLeft, top + 28, describe_segments(panel.state), {11});
     const double y = top + kStripTitle;
     double offset = 0;  // bytes of the segments drawn so far
     for (const auto& [id, segment] : panel.state.segments()) {
       const double base = offset;
-      svg.rect(px(base), y, px(base + segment.mapped) - px(base), kStripHeight, {kFreeColour});
+      svg.rect(px(base), y, px(base + segment.mapped) - px(base), kStripHeight, Svg::filled(kFreeColour));
       for (auto it = panel.state.blocks().lower_bound({id, 0});
            it != panel.state.blocks().end() && it->first.first == id; ++it) {
         const double x0 = px(base + static_cast<double>(it->first.second));
         const double x1 = px(base + static_cast<double>(it->first.second + it->second.bytes));
-        svg.rect(x0, y, std::max(x1 - x0, 0.4), kStripHeight, {tag_colour(it->second.tag)});
+        svg.rect(x0, y, std::max(x1 - x0, 0.4), kStripHeight, Svg::filled(tag_colour(it->second.tag)));
       }
       offset += static_cast<double>(segment.mapped);
-      svg.line(px(offset), y - 2, px(offset), y + kStripHeight + 2, {"none", "#222", 0.8});
+      svg.line(px(offset), y - 2, px(offset), y + kStripHeight + 2, Svg::stroked("#222", 0.8));
     }
-    svg.line(px(0), y - 2, px(0), y + kStripHeight + 2, {"none", "#222", 0.8});
+    svg.line(px(0), y - 2, px(0), y + kStripHeight + 2, Svg::stroked("#222", 0.8));
     top += kStripTitle + kStripHeight + kStripGap;
   }
   const PlotArea axis{kLeft, top - kStripGap, kPlotWidth, 0};

@@ -11,8 +11,10 @@
 
 namespace oomlab::report {
 
-// The state after the event with the most reserved bytes (the last such event: nearest an OOM).
-memory::TraceState state_at_peak_reserved(const RecordedTrace& trace);
+// The moment the segment view shows: just before the first OOM when the run had one (what the
+// allocator held when it found no room), else the peak of reserved memory (among equal peaks,
+// the moment with the most bytes in blocks). `moment` says which, for the panel's title.
+memory::TraceState state_at_peak(const RecordedTrace& trace, std::string& moment);
 
 struct SegmentPanel {
   std::string title;  // "broken"
@@ -21,7 +23,7 @@ struct SegmentPanel {
 
 std::string segment_svg(const std::string& title, const std::vector<SegmentPanel>& panels);
 
-// "11.06 GiB reserved in 37 segments: 9.49 GiB in blocks, 1.57 GiB free, largest free piece 800 MiB".
+// "11.06 GiB reserved in 37 segments: 9.49 GiB in blocks, 1.57 GiB free (largest free piece 800 MiB)".
 std::string describe_segments(const memory::TraceState& state);
 
 }  // namespace oomlab::report

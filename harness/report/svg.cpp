@@ -52,6 +52,27 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
+Svg::Style Svg::filled(std::string colour, double opacity) {
+  Style style;
+  style.fill = std::move(colour);
+  style.opacity = opacity;
+  return style;
+}
+
+Svg::Style Svg::stroked(std::string colour, double width, std::string dash) {
+  Style style;
+  style.stroke = std::move(colour);
+  style.stroke_width = width;
+  style.dash = std::move(dash);
+  return style;
+}
+
+Svg::Style Svg::outlined(std::string fill, std::string stroke, double width) {
+  Style style = stroked(std::move(stroke), width);
+  style.fill = std::move(fill);
+  return style;
+}
+
 Svg::Svg(double width, double height) : width_(width), height_(height) {}
 
 void Svg::rect(double x, double y, double w, double h, const Style& style, const std::string& title) {

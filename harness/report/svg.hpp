@@ -18,6 +18,9 @@ class Svg {
     std::string dash;    // "4,3"
     double opacity = 1;  // fill opacity
   };
+  static Style filled(std::string colour, double opacity = 1);
+  static Style stroked(std::string colour, double width = 1, std::string dash = "");
+  static Style outlined(std::string fill, std::string stroke, double width);
   enum class Anchor { start, middle, end };
   struct Font {
     double size = 12;

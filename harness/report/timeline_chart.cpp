@@ -15,7 +15,7 @@ using memory::Tag;
 
 constexpr double kWidth = 800;
 constexpr double kLeft = 78, kPlotWidth = 520, kLegendX = kLeft + kPlotWidth + 24;
-constexpr double kPanelTitle = 22, kPlotHeight = 150, kPanelBottom = 44;
+constexpr double kPanelTitle = 32, kPlotHeight = 150, kPanelBottom = 44;
 constexpr double kPanelHeight = kPanelTitle + kPlotHeight + kPanelBottom;
 constexpr int kColumns = 260;  // samples across the plot: 2 px each
 
@@ -99,7 +99,7 @@ std::vector<Tick> step_ticks(const Series& series) {
 
 void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& series, double ymax,
                 const std::vector<Tick>& y_ticks, const std::string& unit) {
-  svg.text(kLeft, top + 15, panel.title, {12.5, Svg::Anchor::start, true});
+  svg.text(kLeft, top + 14, panel.title, {12.5, Svg::Anchor::start, true});
   const PlotArea area{kLeft, top + kPanelTitle, kPlotWidth, kPlotHeight};
   draw_y_axis(svg, area, y_ticks, ymax, "memory (" + unit + ")");
   const auto px = [&](double x) { return area.left + x * area.width; };
@@ -117,7 +117,7 @@ void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& 
     free_band.emplace_back(column_x(c, true), py(series.columns[c].allocated));
     free_band.emplace_back(column_x(c, false), py(series.columns[c].allocated));
   }
-  svg.polygon(free_band, {kFreeColour});
+  svg.polygon(free_band, Svg::filled(kFreeColour));
   // The tags, stacked in kStackOrder; each band's bottom is the previous band's top.
   std::vector<double> base(kColumns, 0);
   for (Tag tag : kStackOrder) {
@@ -133,24 +133,32 @@ void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& 
       band.emplace_back(column_x(c, true), py(base[c]));
       band.emplace_back(column_x(c, false), py(base[c]));
     }
-    svg.polygon(band, {tag_colour(tag)});
+    svg.polygon(band, Svg::filled(tag_colour(tag)));
     base = top_edge;
   }
   if (panel.budget != std::numeric_limits<std::uint64_t>::max()) {
     const double y = py(static_cast<double>(panel.budget));
-    svg.line(area.left, y, area.right(), y, {"none", kBudgetColour, 1.6, "6,4"});
+    svg.line(area.left, y, area.right(), y, Svg::stroked(kBudgetColour, 1.6, "6,4"));
     const std::string label = "budget " + (panel.budget_name.empty() ? "" : panel.budget_name + " ") +
                               bytes_label(panel.budget);
-    svg.rect(area.left + 4, y - 16, Svg::text_width(label, 11) + 6, 14, {"white", "none", 1, "", 0.8});
-    svg.text(area.left + 7, y - 5, label, {11});
+    // Above the line, or under it when the line runs along the top of the plot.
+    const double label_y = y - 16 < area.top ? y + 4 : y - 16;
+    svg.rect(area.left + 4, label_y, Svg::text_width(label, 11) + 6, 14, Svg::filled("white", 0.85));
+    svg.text(area.left + 7, label_y + 11, label, {11});
   }
-  for (const auto& [x, step] : series.ooms) {
-    svg.line(px(x), area.top, px(x), area.bottom(), {"none", kOomColour, 2, "3,2"});
-    const std::string label = step >= 0 ? "OOM in step " + std::to_string(step) : "OOM";
+  std::vector<std::pair<double, std::string>> ooms;  // (x, label)
+  for (const auto& [x, step] : series.ooms) ooms.emplace_back(x, step >= 0 ? "OOM in step " + std::to_string(step) : "OOM");
+  if (ooms.empty() && panel.oom) {
+    ooms.emplace_back(1.0, std::string("OOM") + (panel.oom_step >= 0 ? " in step " + std::to_string(panel.oom_step) : "") +
+                               ", outside the allocator");
+  }
+  for (const auto& [x, label] : ooms) {
+    svg.line(px(x), area.top, px(x), area.bottom(), Svg::stroked(kOomColour, 2, "3,2"));
     const double width = Svg::text_width(label, 11);
     const bool left = px(x) + 4 + width > area.right();
-    svg.text(left ? px(x) - 4 : px(x) + 4, area.top + 12, label,
-             {11, left ? Svg::Anchor::end : Svg::Anchor::start, true, kOomColour});
+    const double label_x = left ? px(x) - 4 - width : px(x) + 4;
+    svg.rect(label_x - 2, area.top + 2, width + 4, 14, Svg::filled("white", 0.85));
+    svg.text(label_x, area.top + 13, label, {11, Svg::Anchor::start, true, kOomColour});
   }
   const std::vector<Tick> x_ticks = step_ticks(series);
   if (x_ticks.empty()) {

@@ -16,6 +16,10 @@ struct TimelinePanel {
   const RecordedTrace* trace = nullptr;
   std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  // max: no cap, no line
   std::string budget_name;  // "rtx3060-12g", or empty
+  // The record's OOM: marked at the end when the trace has no OOM event (memory outside the
+  // allocator ran out: the spawn story's worker contexts).
+  bool oom = false;
+  std::int64_t oom_step = -1;
 };
 
 std::string timeline_svg(const std::string& title, const std::vector<TimelinePanel>& panels);

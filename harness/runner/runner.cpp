@@ -211,6 +211,7 @@ struct Need {
 std::optional<Need> plan_need(const ResolvedRun& resolved, const RunRequest& request) {
   memory::AllocatorConfig config = resolved.config;
   config.budget = memory::AllocatorConfig::kUnlimited;
+  const ProfilingPaused paused;  // --profile times the measured run only
   try {
     Device device(DeviceKind::dry, config);
     RunContext context(device, request.scale, resolved.steps, resolved.knobs);
@@ -253,6 +254,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     const std::optional<memory::OomInfo> oom = run_scenario(resolved, request, context, record);
     monitor.stop();
     fill_memory(record, device.allocator().stats(), monitor);
+    memory::add_event_counts(device.allocator().trace(), record.metrics);  // baselines hold them
     const bool planned_uncapped = request.device == DeviceKind::dry &&
                                   resolved.config.budget == memory::AllocatorConfig::kUnlimited;
     std::optional<Need> need;

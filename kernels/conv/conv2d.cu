@@ -289,7 +289,8 @@ void launch_data_gemm(const View& view, bool vec_a, bool vec_b, cudaStream_t str
     launch_implicit_gemm<View, GemmConfig<T, 256, 8, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else if (view.N <= 16) {
     launch_implicit_gemm<View, GemmConfig<T, 256, 16, 8, 1, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
-  } else if (view.N <= 64 || gemm_shared_bytes<View, GemmConfig<T, 128, 128, 2, 4, 3>>() > max_shared_bytes_per_block()) {
+  } else if (view.N <= 64 ||
+             gemm_shared_bytes<View, GemmConfig<T, 128, 128, 2, 4, 3>>() > max_shared_bytes_per_block()) {
     // (f32's 128 x 128 ring takes 108 KiB: on 8.6, 8.9 and 12.x, 99 KiB a block, 128 x 64 tiles.)
     launch_implicit_gemm<View, GemmConfig<T, 128, 64, 4, 2, 3>>(view, vec_a, vec_b, view.Kd, 1, stream);
   } else {

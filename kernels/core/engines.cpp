@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "harness/device/device.hpp"
 #include "kernels/core/wgmma_device.hpp"
 
 namespace oomlab::ops {
@@ -53,8 +54,10 @@ std::string tensor_core_requirement(std::string_view op, const CurrentCudaCode& 
 }
 
 std::size_t max_shared_bytes_per_block() {
-  const std::size_t device = current_cuda_code().max_shared_bytes_per_block;
   const std::size_t limit = shared_bytes_limit;
+  // Without a GPU (shape-only tests, planning on dry) a set limit stands for the device's own.
+  if (limit != 0 && !cuda_available()) return limit;
+  const std::size_t device = current_cuda_code().max_shared_bytes_per_block;
   return limit != 0 && limit < device ? limit : device;
 }
 

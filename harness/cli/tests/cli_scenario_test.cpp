@@ -75,12 +75,14 @@ TEST(CliRun, AllVariantsWriteAnArrayAndMatch) {
   }
 }
 
-TEST(CliRun, AVariantOutsideItsStoryExitsOne) {
-  // The fixed variant squeezed into a budget far below its needs no longer matches "ok".
+TEST(CliRun, AFixSqueezedBelowItsNeedIsAnsweredNotFailed) {
+  // A budget of one's own is a question (exit 0): the fix no longer fits, and the answer says by
+  // how much, under the table.
   Result result = run_oomlab({"run", "fragmentation", "--variant", "fixed-max-split", "--device",
                               "dry", "--budget", "4MiB"});
-  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
-  EXPECT_NE(result.out.find("NO"), std::string::npos) << result.out;
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("oom (capacity)"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("short by"), std::string::npos) << result.out;
 }
 
 TEST(CliSuite, WritesOneRecordPerRunAndASummary) {
@@ -108,7 +110,7 @@ TEST(CliSuite, WritesOneRecordPerRunAndASummary) {
       EXPECT_TRUE(record.matches_expectation) << record.variant << ": " << record.outcome.message;
     }
   }
-  EXPECT_EQ(fragmentation_runs, 4);
+  EXPECT_EQ(fragmentation_runs, 5);  // broken, three fixes, debug-no-caching
   EXPECT_EQ(summary["all_match"].get<bool>(), all_match);
   EXPECT_EQ(result.exit_code, all_match ? 0 : 1) << result.out << result.err;
   EXPECT_NE(result.out.find("peak reserved"), std::string::npos) << result.out;

@@ -86,6 +86,16 @@ TEST(CudaArchs, SassRunsOnlyWithinItsMajorVersionAndPtxOnlyUpwards) {
   EXPECT_EQ(image_on("", {9, 0}), "none");
 }
 
+TEST(CudaArchs, PtxJitDisabledOrForcedChangesThePick) {
+  const std::vector<CudaArch> sm80 = parse_cuda_architectures("80");
+  EXPECT_FALSE(select_cuda_image(sm80, {9, 0}, PtxJit::disabled).has_value());  // sm_80 SASS cannot run on 9.0
+  EXPECT_TRUE(select_cuda_image(sm80, {8, 0}, PtxJit::disabled).has_value());
+  const std::optional<CudaImage> forced = select_cuda_image(sm80, {8, 0}, PtxJit::forced);
+  ASSERT_TRUE(forced.has_value());
+  EXPECT_TRUE(forced->jit);
+  EXPECT_FALSE(select_cuda_image(parse_cuda_architectures("80-real"), {8, 0}, PtxJit::forced).has_value());
+}
+
 TEST(CudaArchs, NoCodeMessageSaysWhatWasBuiltTheCapabilityAndHowToRebuild) {
   const std::string line =
       no_cuda_code_message("Tesla T4", {7, 5}, parse_cuda_architectures("80;90a-real"), "cudaErrorNoKernelImageForDevice");
@@ -113,6 +123,7 @@ TEST(CudaArchs, StartUpCheckIsQuietWithoutAGpu) {
   // binary must have code for it (the GPU test checks that side).
   if (!cuda_available()) {
     EXPECT_EQ(cuda_code_problem(), "");
+    EXPECT_EQ(startup_cuda_code_problem(), "");
   }
 }
 

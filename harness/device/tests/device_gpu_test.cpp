@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#if OOMLAB_WITH_CUDA
+#include <cuda.h>
+#endif
+
 #include "harness/device/cuda_archs.hpp"
 #include "harness/device/device.hpp"
 #include "harness/device/monitor.hpp"
@@ -144,6 +148,28 @@ TEST(CudaCodeGpu, TheDriverLoadsThePredictedImage) {
               code.device.text().c_str(), describe_cuda_image(code.image).c_str(), built_cuda_architectures_text());
 }
 
+// The start-up check decides without a CUDA context (the process that starts the runs must not
+// hold one: its memory would show in every run's device-level numbers), and agrees with the
+// driver. Each ctest test is its own process, so no context exists before; run together with
+// other tests in one process (compute-sanitizer) it may, and then the check is skipped.
+TEST(CudaCodeGpu, StartupCheckCreatesNoContextAndAgreesWithTheDriver) {
+  OOMLAB_REQUIRE_GPU();
+#if OOMLAB_WITH_CUDA
+  CUdevice device = 0;
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  ASSERT_EQ(cuDeviceGet(&device, 0), CUDA_SUCCESS);
+  unsigned flags = 0;
+  int active = 0;
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(device, &flags, &active), CUDA_SUCCESS);
+  if (active != 0) GTEST_SKIP() << "a CUDA context exists already in this process";
+  const std::string startup = startup_cuda_code_problem();
+  ASSERT_EQ(cuDevicePrimaryCtxGetState(device, &flags, &active), CUDA_SUCCESS);
+  EXPECT_EQ(active, 0) << "the start-up check created a CUDA context";
+  EXPECT_EQ(startup, "");
+  EXPECT_EQ(cuda_code_problem(), "");
+#endif
+}
+
 // A binary without code for this GPU: the start-up check's one line, never a crash. ci/gpu.sh's
 // noimage stage runs this with the sm_80 build and CUDA_DISABLE_PTX_JIT=1 (its SASS cannot run on
 // a Hopper, its PTX may not be compiled), OOMLAB_EXPECT_NO_CUDA_CODE=1.
@@ -152,8 +178,10 @@ TEST(CudaCodeGpu, MissingCodeIsOneLine) {
   if (std::getenv("OOMLAB_EXPECT_NO_CUDA_CODE") == nullptr) {
     GTEST_SKIP() << "needs a binary without code for this GPU (OOMLAB_EXPECT_NO_CUDA_CODE=1, ci/gpu.sh noimage)";
   }
-  const std::string line = cuda_code_problem();
-  std::printf("%s\n", line.c_str());
+  const std::string startup = startup_cuda_code_problem();  // the rules, no context
+  EXPECT_NE(startup.find("has no GPU code for"), std::string::npos) << startup;
+  const std::string line = cuda_code_problem();  // the driver
+  std::printf("%s\n%s\n", startup.c_str(), line.c_str());
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
   for (const char* part : {"has no GPU code for", "compute capability", "built for", "-DCMAKE_CUDA_ARCHITECTURES="}) {
     EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;

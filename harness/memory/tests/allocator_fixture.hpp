@@ -1,6 +1,7 @@
 // A caching allocator over a dry source, for the rule tests: dry is exact and instant.
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "harness/memory/caching_allocator.hpp"
 
@@ -16,6 +17,14 @@ struct DryAllocator {
     std::size_t n = 0;
     for (const TraceEvent& e : allocator.trace().events()) n += e.kind == kind;
     return n;
+  }
+  // The bytes of each event of `kind`, in order (segment_map, segment_unmap: what the source saw).
+  std::vector<std::size_t> sizes(EventKind kind) const {
+    std::vector<std::size_t> out;
+    for (const TraceEvent& e : allocator.trace().events()) {
+      if (e.kind == kind) out.push_back(e.bytes);
+    }
+    return out;
   }
 };
 

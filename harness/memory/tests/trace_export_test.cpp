@@ -84,6 +84,12 @@ TEST(TraceExport, DroppedEventsLeaveTheirStateAndANote) {
   ASSERT_EQ(trace.dropped(), 3u);  // 8 events (a segment map, 6 allocs, a free), 5 kept
   EXPECT_EQ(trace.recorded(), 8u);
   EXPECT_EQ(trace.counts()[static_cast<int>(EventKind::alloc)], 6u);
+  std::map<std::string, double> metrics;
+  add_event_counts(trace, metrics);
+  EXPECT_EQ(metrics["events.alloc"], 6);
+  EXPECT_EQ(metrics["events.free"], 1);
+  EXPECT_EQ(metrics["events.segment_map"], 1);
+  EXPECT_EQ(metrics.size(), 7u);
   EXPECT_EQ(trace.dropped_note(),
             "trace kept the last 5 of 8 allocator events (3 earliest dropped); keep them all with "
             "OOMLAB_ALLOC_CONF=trace_capacity:8");

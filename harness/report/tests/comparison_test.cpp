@@ -120,6 +120,22 @@ TEST(Compare, DryAgainstCudaNeedsExactAllocatorPeaks) {
   EXPECT_TRUE(c.regression());
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes.back().find("different devices"), std::string::npos);
+  EXPECT_EQ(row(c, "gpt_train/bf16", "peak_allocated")->setting, "dry/small vs cuda");
+}
+
+// A GPU's suite folder holds cuda/small and dry/full records: its cuda/small ones match the
+// dry/small baselines across devices, its dry/full ones match nothing there.
+TEST(Compare, LeftoverRecordsMatchAcrossDevices) {
+  RunRecord dry_small = training_record();
+  dry_small.device = {"dry", "dry (no backing)", "", 0, 0, 0};
+  dry_small.throughput = {};
+  RunRecord dry_full = dry_small;
+  dry_full.scale = "full";
+  const Comparison c = compare_result_sets(set_of("baselines", {dry_small}), set_of("gpu", {training_record(), dry_full}), {});
+  EXPECT_EQ(row(c, "gpt_train/bf16", "peak_allocated")->setting, "dry/small vs cuda");
+  EXPECT_EQ(row(c, "gpt_train/bf16", "peak_allocated")->verdict, Verdict::same);
+  ASSERT_EQ(c.only_b.size(), 1u);
+  EXPECT_EQ(c.only_b.front().setting, "dry/full");
 }
 
 TEST(Compare, KnobsTellApartRecordsOfOneVariant) {

@@ -62,6 +62,7 @@ TEST(RecordFields, EveryStoryFieldIsCompared) {
       {"tag removed", [](RunRecord& r) { r.memory.per_tag_peak.erase("workspace"); },
        "peak of tag workspace 32.50MiB -> (none)"},
       {"need", [](RunRecord& r) { r.memory.need += 2_MiB; }, "need 17.70GiB -> 17.70GiB (+2.00MiB)"},
+      {"need reserved", [](RunRecord& r) { r.memory.need_reserved = 20_GiB; }, "need_reserved (none) -> 20.00GiB"},
       {"knob", [](RunRecord& r) { r.knobs["batch"] = "8"; }, "knob batch 4 -> 8"},
       {"diagnosis", [](RunRecord& r) { r.outcome.diagnosis = "capacity"; }, "diagnosis leak -> capacity"},
       {"status", [](RunRecord& r) { r.outcome.status = OutcomeStatus::ok; r.outcome.step = -1; r.outcome.diagnosis.clear(); },

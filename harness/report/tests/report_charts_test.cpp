@@ -38,11 +38,11 @@ nlohmann::json leaking_run_trace(bool leak, std::size_t trace_capacity = 1 << 16
   config.trace_capacity = trace_capacity;
   memory::CachingAllocator allocator(*source, config);
   std::vector<void*> live = {allocator.allocate(16_MiB, Tag::weights, 0), allocator.allocate(16_MiB, Tag::optimizer, 0)};
+  std::vector<void*> activations;
   try {
     for (int step = 0; step < 20; ++step) {
       allocator.mark_step(step);
       memory::SiteScope forward("forward");
-      std::vector<void*> activations;
       for (int i = 0; i < 4; ++i) activations.push_back(allocator.allocate(3_MiB + i * 1_MiB, Tag::activations, 0));
       void* kept = allocator.allocate(6_MiB, Tag::retained, 0);
       if (leak) {
@@ -51,8 +51,10 @@ nlohmann::json leaking_run_trace(bool leak, std::size_t trace_capacity = 1 << 16
         allocator.deallocate(kept);
       }
       for (void* p : activations) allocator.deallocate(p);
+      activations.clear();
     }
   } catch (const memory::OomError&) {
+    live.insert(live.end(), activations.begin(), activations.end());
   }
   nlohmann::json json = memory::chrome_trace(allocator);
   for (void* p : live) allocator.deallocate(p);
@@ -104,8 +106,14 @@ TEST(ReportCharts, TimelineHasBudgetOomStepsAndUnits) {
 
 TEST(ReportCharts, SegmentViewDescribesTheFreePieces) {
   const RecordedTrace broken = read_trace(leaking_run_trace(true), "b");
-  const memory::TraceState peak = state_at_peak_reserved(broken);
+  std::string moment;
+  const memory::TraceState peak = state_at_peak(broken, moment);
+  EXPECT_EQ(moment, "at the OOM");
   EXPECT_GT(peak.reserved(), 80_MiB);
+  const RecordedTrace fixed = read_trace(leaking_run_trace(false), "f");
+  const memory::TraceState fixed_peak = state_at_peak(fixed, moment);
+  EXPECT_EQ(moment, "at the peak");
+  EXPECT_GT(fixed_peak.allocated(), 32_MiB) << "the most allocated moment of the reserved peak";
   const std::string text = describe_segments(peak);
   EXPECT_NE(text.find(" reserved in "), std::string::npos) << text;
   EXPECT_NE(text.find("largest free piece"), std::string::npos) << text;

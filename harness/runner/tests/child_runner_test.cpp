@@ -208,8 +208,11 @@ TEST(ResolveRun, LayersAllocatorSettings) {
   RunRequest request = request_for("ok");
   request.alloc_conf = "max_split_size_mb:128,expandable_segments:true";
   ResolvedRun resolved = resolve_run(request);
-  EXPECT_TRUE(resolved.config.expandable_segments);                   // from --alloc-conf
-  EXPECT_EQ(resolved.config.max_split_size, runner_test::kVariantMaxSplit);  // the variant wins
+  EXPECT_TRUE(resolved.config.expandable_segments);              // from --alloc-conf
+  EXPECT_EQ(resolved.config.max_split_size, 128ull << 20);        // explicit settings win
+  request.alloc_conf = "expandable_segments:true";
+  resolved = resolve_run(request);
+  EXPECT_EQ(resolved.config.max_split_size, runner_test::kVariantMaxSplit);  // else the variant's
   EXPECT_EQ(resolved.config.budget, runner_test::kRunnerTestBudget);
   EXPECT_EQ(resolved.steps, kRunnerTestSteps);
   request.steps = 9;

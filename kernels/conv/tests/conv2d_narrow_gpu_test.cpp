@@ -147,8 +147,15 @@ std::vector<NarrowCase> narrow_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpuNarrowDirect, ::testing::ValuesIn(narrow_cases()));
 
-// Shape-only (no GPU needed): which convolutions the direct kernels take.
-TEST(Conv2dGpuNarrowDirectApplies, TakesTheSrGanRgbConvsAtFullSize) {
+// Shape-only (no GPU needed): which convolutions the direct kernels take with Hopper's 227 KiB of
+// shared memory a block (set as the limit, so that it holds with or without a GPU).
+class Conv2dGpuNarrowDirectApplies : public ::testing::Test {
+ protected:
+  void SetUp() override { limit_shared_bytes(227 * 1024); }
+  void TearDown() override { limit_shared_bytes(0); }
+};
+
+TEST_F(Conv2dGpuNarrowDirectApplies, TakesTheSrGanRgbConvsAtFullSize) {
   const std::vector<std::pair<std::pair<Shape, Shape>, Conv2dParams>> full = {
       {{{4, 256, 256, 3}, {64, 3, 3, 3}}, {1, 1}},
       {{{4, 1024, 1024, 3}, {64, 4, 4, 3}}, {2, 1}},
@@ -162,7 +169,7 @@ TEST(Conv2dGpuNarrowDirectApplies, TakesTheSrGanRgbConvsAtFullSize) {
   }
 }
 
-TEST(Conv2dGpuNarrowDirectApplies, LeavesWideConvsToTheGemm) {
+TEST_F(Conv2dGpuNarrowDirectApplies, LeavesWideConvsToTheGemm) {
   for (const auto& [x, w] : {std::pair<Shape, Shape>{{2, 16, 16, 64}, {64, 3, 3, 64}},
                              std::pair<Shape, Shape>{{1, 20, 18, 5}, {5, 4, 4, 5}}}) {
     const detail::Conv2dGeometry g = geometry(x, w, {1, 1});
@@ -176,7 +183,7 @@ TEST(Conv2dGpuNarrowDirectApplies, LeavesWideConvsToTheGemm) {
   }
 }
 
-TEST(Conv2dGpuNarrowDirectApplies, LeavesKernelsTooLargeForSharedMemory) {
+TEST_F(Conv2dGpuNarrowDirectApplies, LeavesKernelsTooLargeForSharedMemory) {
   // 3 -> 64 with a 15x15 kernel: 225 taps x 64 channels of weights alone are 230 KB.
   const detail::Conv2dGeometry g = geometry({1, 40, 40, 3}, {64, 15, 15, 3}, {1, 7});
   EXPECT_FALSE(detail::narrow_forward_applies(g));

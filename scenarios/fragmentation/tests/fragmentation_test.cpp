@@ -40,12 +40,25 @@ TEST_P(FragmentationStory, EveryFixFits) {
   }
 }
 
+// PYTORCH_NO_CUDA_MEMORY_CACHING's debugging mode: nothing is cached, so the device holds
+// exactly what is allocated at every moment, and the checkpoint fits.
+TEST_P(FragmentationStory, DebugNoCachingFitsWithReservedEqualToAllocatedThroughout) {
+  const auto [device, scale] = GetParam();
+  const auto outcome = run_scenario("fragmentation", "debug-no-caching", device, scale);
+  EXPECT_FALSE(outcome.oom.has_value());
+  EXPECT_EQ(outcome.stats.reserved.peak, outcome.stats.allocated.peak);
+  EXPECT_EQ(outcome.stats.reserved.current, outcome.stats.allocated.current);
+  for (const memory::TraceEvent& event : outcome.events) {
+    if (event.kind == memory::EventKind::alloc) EXPECT_EQ(event.reserved_after, event.allocated_after);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(HostAndDry, FragmentationStory, ::testing::ValuesIn(testing::host_tiny_and_dry_cases()),
                          testing::StoryCaseName());
 
 TEST(FragmentationSequence, HostAndDryMakeIdenticalAllocatorEvents) {
   for (const char* variant :
-       {"broken", "fixed-max-split", "fixed-expandable", "fixed-empty-cache"}) {
+       {"broken", "fixed-max-split", "fixed-expandable", "fixed-empty-cache", "debug-no-caching"}) {
     const auto host = run_scenario("fragmentation", variant, DeviceKind::host, Scale::tiny);
     const auto dry = run_scenario("fragmentation", variant, DeviceKind::dry, Scale::tiny);
     ASSERT_EQ(host.events.size(), dry.events.size()) << variant;

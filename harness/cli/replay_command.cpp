@@ -1,0 +1,63 @@
+// oomlab replay SNAPSHOT: a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) replayed
+// through oomlab's caching allocator on dry, compared with PyTorch's own segment decisions, its
+// OOM diagnosed, and with --what-if the remedies tried on the same requests (harness/replay).
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "harness/cli/commands.hpp"
+#include "harness/cli/replay_output.hpp"
+#include "harness/replay/replay_record.hpp"
+#include "harness/replay/replay_report.hpp"
+#include "harness/replay/snapshot_file.hpp"
+#include "harness/runner/atomic_file.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+void write_output(const char* option, const std::string& path, const std::string& contents) {
+  try {
+    write_file_atomically(path, contents);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
+}
+
+replay::ReplayReport analyse(const ReplayCliOptions& options) {
+  try {
+    const replay::Snapshot snapshot = replay::load_snapshot(options.snapshot);
+    replay::ReplayRequest request;
+    request.budget = options.budget;
+    request.alloc_conf = options.alloc_conf;
+    request.device = options.device;
+    request.what_if = options.what_if;
+    request.keep_trace = !options.trace_path.empty();
+    return replay::analyse_snapshot(snapshot, request);
+  } catch (const replay::SnapshotError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
+int replay_command(const ReplayCliOptions& options) {
+  if (!options.out_path.empty()) require_writable("--out", options.out_path);
+  if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
+  const replay::ReplayReport report = analyse(options);
+  if (options.json) {
+    std::fputs((replay_json(report, options.snapshot).dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::fputs(replay_text(report, options.snapshot).c_str(), stdout);
+  }
+  if (!options.out_path.empty()) {
+    write_output("--out", options.out_path, to_json(replay::replay_record(report, options.snapshot)).dump(2) + "\n");
+  }
+  if (!options.trace_path.empty()) write_output("--trace", options.trace_path, report.fidelity.chrome_trace.dump() + "\n");
+  // PyTorch's OOM is part of what must be reproduced: a failure in the same place is a match.
+  const bool same_outcome = (report.events.ooms > 0) == !report.fidelity.fits();
+  return report.reproduces_pytorch() && same_outcome ? 0 : 1;
+}
+
+}  // namespace oomlab::cli

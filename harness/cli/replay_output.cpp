@@ -1,0 +1,200 @@
+#include "harness/cli/replay_output.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "harness/memory/budget.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/report/text_table.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using replay::ReplayReport;
+
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return text;
+}
+
+std::string fraction(double value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+std::string plural(std::size_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+std::string header(const ReplayReport& report, const std::string& path) {
+  const replay::DeviceEvents& e = report.events;
+  std::string text = "oomlab replay " + path + ": device " + std::to_string(report.device) + ", " +
+                     plural(e.allocs, "alloc") + ", " + plural(e.frees, "free") + ", " + plural(e.ooms, "oom") +
+                     ", " + std::to_string(e.empty_caches) + " empty_cache()\n";
+  text += "  settings  " + report.config.to_string() + " (" + report.settings.origin + ")\n";
+  text += "  budget    " + report.budget_text + "\n";
+  return text;
+}
+
+std::string fidelity(const ReplayReport& report) {
+  const replay::ReplayResult& r = report.fidelity;
+  std::string text = "\nfidelity  " + plural(r.divergent_events, "divergent event") + " in " +
+                     plural(r.requests, "request");
+  const std::string peaks = "reserved peak " + format_size(r.peak_reserved);
+  if (report.reproduces_pytorch()) {
+    text += "; " + peaks + (report.pytorch_reserved_at_start == 0 ? " = PyTorch's" : "") + "\n";
+  } else {
+    text += "; " + peaks + ", PyTorch's " + format_size(report.pytorch_peak_reserved) + "\n";
+  }
+  if (r.first_divergence) {
+    const replay::Divergence& d = *r.first_divergence;
+    text += "  first divergent event " + std::to_string(d.event) + " (trace entry " + std::to_string(d.trace_index) +
+            "): " + d.request + "\n";
+    text += "    PyTorch: " + d.pytorch + "\n";
+    text += "    oomlab:  " + d.oomlab + "\n";
+  }
+  return text;
+}
+
+std::string oom(const ReplayReport& report) {
+  if (!report.oom) return "";
+  const replay::OomFinding& f = *report.oom;
+  std::string text = "\nout of memory  " + f.request;
+  text += f.pytorch_failed_too ? (report.fidelity.fits() ? "\n" : ", reproduced\n") : " (PyTorch did not fail here)\n";
+  for (std::size_t i = 0; i < f.frames.size(); ++i) text += (i == 0 ? "  at " : "     ") + f.frames[i] + "\n";
+  if (f.frames.empty()) text += "  (no Python frames recorded: _record_memory_history(stacks='python'))\n";
+  text += "  " + f.message + "\n";
+  return text;
+}
+
+std::string sites(const ReplayReport& report) {
+  if (report.top_sites.empty()) return "";
+  std::string text = "\nlive at the peak  " + format_size(report.live_at_peak) + ", by allocation site:\n";
+  report::TextTable table({"live", "share", "blocks", "site"},
+                          {report::TextTable::Align::right, report::TextTable::Align::right,
+                           report::TextTable::Align::right, report::TextTable::Align::left});
+  for (const replay::SiteBytes& site : report.top_sites) {
+    table.add_row({format_size(site.bytes), percent(site.bytes, report.live_at_peak), std::to_string(site.blocks), site.site});
+  }
+  return text + table.render();
+}
+
+std::string phases(const ReplayReport& report) {
+  std::string text = "\nphases  " + report.phases.describe();
+  if (report.growth.steady) {
+    text += "; leak: live bytes at each iteration's low grow " +
+            format_size(static_cast<std::size_t>(report.growth.bytes_per_step)) + " per iteration";
+  } else if (report.growth.enough_samples) {
+    text += "; no steady growth between iterations";
+  }
+  return text + "\n";
+}
+
+std::string what_if(const ReplayReport& report) {
+  if (report.what_if.empty()) return "";
+  std::string text = "\nwhat if (budget " + memory::format_budget(report.config.budget) + ")\n";
+  report::TextTable table({"setting", "reserved peak", "fits?", "fragmentation at peak"},
+                          {report::TextTable::Align::left, report::TextTable::Align::right,
+                           report::TextTable::Align::left, report::TextTable::Align::right});
+  const std::string largest = report.budget_range.high ? format_size(*report.budget_range.high) : "";
+  for (const replay::WhatIfRow& row : report.what_if) {
+    const std::string setting = row.as_recorded ? "as recorded (" + row.alloc_conf + ")" : row.setting;
+    std::string fits = row.fits ? "yes" : "no (" + plural(row.failed_requests, "failed request") + ")";
+    if (!row.fits && row.fits_at_largest_cap.value_or(false)) fits = "only at a cap near " + largest;
+    table.add_row({setting, format_size(row.peak_reserved), fits, fraction(row.fragmentation_at_peak)});
+  }
+  text += table.render();
+  const replay::WhatIfRow* best = replay::best_fix(report.what_if);
+  const replay::WhatIfRow* best_at_largest = replay::best_fix(report.what_if, true);
+  const replay::WhatIfRow& recorded = report.what_if.front();
+  if (recorded.fits && best == nullptr) {
+    text += "verdict: the run fits as recorded; no setting here lowers its reserved peak\n";
+  } else if (best == nullptr && best_at_largest != nullptr) {
+    text += "verdict: " + best_at_largest->setting + " fits if the run's cap was near " + largest +
+            ", the largest the trace allows, not at the tightest: give the real one with --budget\n";
+  } else if (best != nullptr) {
+    text += "verdict: " + best->setting + " fits, with a " + format_size(best->peak_reserved) + " reserved peak (" +
+            (recorded.fits ? "as recorded: " + format_size(recorded.peak_reserved) : std::string("as recorded it fails")) + ")\n";
+  } else {
+    text += "verdict: no allocator setting fits: the live bytes alone (" + format_size(report.need_allocated) +
+            ") exceed the budget; lower the peak (smaller batch, bf16, checkpointing) or use a larger card\n";
+  }
+  return text;
+}
+
+std::string notes(const ReplayReport& report) {
+  if (report.notes.empty()) return "";
+  std::string text = "\nnotes\n";
+  for (const std::string& note : report.notes) text += "  - " + note + "\n";
+  return text;
+}
+
+Json what_if_json(const ReplayReport& report) {
+  Json rows = Json::array();
+  for (const replay::WhatIfRow& row : report.what_if) {
+    rows.push_back({{"setting", row.as_recorded ? "as recorded" : row.setting},
+                    {"alloc_conf", row.alloc_conf},
+                    {"budget", row.budget},
+                    {"peak_reserved", row.peak_reserved},
+                    {"peak_allocated", row.peak_allocated},
+                    {"fits", row.fits},
+                    {"fits_at_largest_cap", row.fits_at_largest_cap ? Json(*row.fits_at_largest_cap) : Json(nullptr)},
+                    {"failed_requests", row.failed_requests},
+                    {"fragmentation_at_peak", row.fragmentation_at_peak}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string replay_text(const ReplayReport& report, const std::string& snapshot_path) {
+  return header(report, snapshot_path) + fidelity(report) + oom(report) + sites(report) + phases(report) +
+         what_if(report) + notes(report);
+}
+
+Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
+  const replay::ReplayResult& r = report.fidelity;
+  Json json;
+  json["snapshot"] = snapshot_path;
+  json["device"] = report.device;
+  json["requests"] = {{"allocs", report.events.allocs}, {"frees", report.events.frees},
+                      {"ooms", report.events.ooms}, {"empty_caches", report.events.empty_caches}};
+  json["settings"] = {{"alloc_conf", report.config.to_string()}, {"origin", report.settings.origin}};
+  json["budget"] = {{"bytes", report.config.budget}, {"text", report.budget_text}, {"inferred", report.budget_inferred},
+                    {"low", report.budget_range.low},
+                    {"high", report.budget_range.high ? Json(*report.budget_range.high) : Json(nullptr)}};
+  Json divergence = nullptr;
+  if (r.first_divergence) {
+    divergence = {{"event", r.first_divergence->event}, {"trace_index", r.first_divergence->trace_index},
+                  {"request", r.first_divergence->request}, {"pytorch", r.first_divergence->pytorch},
+                  {"oomlab", r.first_divergence->oomlab}};
+  }
+  json["fidelity"] = {{"divergent_events", r.divergent_events}, {"requests", r.requests},
+                      {"reproduces_pytorch", report.reproduces_pytorch()}, {"peak_reserved", r.peak_reserved},
+                      {"pytorch_peak_reserved", report.pytorch_peak_reserved}, {"first_divergence", divergence}};
+  json["need"] = {{"allocated", report.need_allocated}, {"reserved", report.need_reserved}};
+  Json oom = nullptr;
+  if (report.oom) {
+    oom = {{"event", report.oom->event}, {"request", report.oom->request}, {"frames", report.oom->frames},
+           {"reproduced", report.oom->pytorch_failed_too && !r.fits()},
+           {"diagnosis", memory::diagnosis_name(report.oom->info.diagnosis)},
+           {"remedy", report.oom->info.remedy}, {"message", report.oom->message}};
+  }
+  json["oom"] = oom;
+  Json sites = Json::array();
+  for (const replay::SiteBytes& site : report.top_sites) {
+    sites.push_back({{"site", site.site}, {"bytes", site.bytes}, {"blocks", site.blocks}});
+  }
+  json["live_at_peak"] = {{"bytes", report.live_at_peak}, {"sites", sites}};
+  json["phases"] = {{"boundaries", report.phases.boundaries.size()}, {"from_snapshot_marks", report.phases.from_snapshot_marks},
+                    {"leak", report.growth.steady},
+                    {"leak_bytes_per_iteration", report.growth.steady ? Json(report.growth.bytes_per_step) : Json(nullptr)}};
+  json["what_if"] = what_if_json(report);
+  json["notes"] = report.notes;
+  return json;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,79 @@
+#include "harness/replay/budget_inference.hpp"
+
+#include <algorithm>
+
+#include "harness/memory/alloc_rounding.hpp"
+#include "harness/memory/size.hpp"
+
+namespace oomlab::replay {
+namespace {
+
+void lower_high(BudgetRange& range, std::uint64_t bound) {
+  range.high = range.high ? std::min(*range.high, bound) : bound;
+}
+
+// The segment size PyTorch's alloc_block checks against the cap for this request.
+std::uint64_t checked_size(const ReplayEvent& request, const memory::AllocatorConfig& config) {
+  const std::size_t rounded = request.kind == ReplayEventKind::oom
+                                  ? static_cast<std::size_t>(request.size)  // already rounded
+                                  : memory::round_request(static_cast<std::size_t>(request.size),
+                                                          config.roundup_power2_divisions);
+  return memory::allocation_size(rounded);
+}
+
+}  // namespace
+
+std::string BudgetRange::describe() const {
+  std::string text = format_size(low) + " .. " + (high ? format_size(*high) : std::string("unbounded"));
+  std::string evidence;
+  if (ooms > 0) evidence = std::to_string(ooms) + " oom" + (ooms > 1 ? "s" : "");
+  if (retries > 0) {
+    evidence += (evidence.empty() ? "" : " and ") + std::to_string(retries) + " cache release" +
+                (retries > 1 ? "s" : "") + " before a retry";
+  }
+  return text + (evidence.empty() ? " (no oom or cache release in the trace)" : " (from " + evidence + ")");
+}
+
+BudgetRange infer_budget(const DeviceEvents& device, const ReplayPlan& plan, const memory::AllocatorConfig& config) {
+  BudgetRange range;
+  // Garbage collection releases cached segments before a request's first attempt: such a
+  // release says nothing about a failure.
+  const bool releases_prove_failure = config.garbage_collection_threshold <= 0;
+  std::uint64_t reserved = plan.pytorch_reserved_at_start;
+  range.low = reserved;
+  for (const ReplayStep& step : plan.steps) {
+    const bool request = step.event != kNoEvent;
+    const ReplayEvent* event = request ? &device.events[step.event] : nullptr;
+    const bool is_malloc = request && (event->kind == ReplayEventKind::alloc || event->kind == ReplayEventKind::oom);
+    const std::uint64_t checked = is_malloc ? checked_size(*event, config) : 0;
+    bool released = false;
+    std::uint64_t before_release = reserved;
+    for (std::uint32_t k = 0; k < step.decision_count; ++k) {
+      const SegmentDecision& decision = plan.decisions[step.first_decision + k];
+      if (is_release(decision.kind)) {
+        if (!released) before_release = reserved;
+        released = true;
+        reserved -= std::min(reserved, decision.size);
+        continue;
+      }
+      // A segment it got: the check before it passed. (A mapped granule can pass a fraction.)
+      if (is_malloc) range.low = std::max(range.low, reserved + checked);
+      reserved += decision.size;
+      if (decision.kind == ReplayEventKind::segment_alloc) range.low = std::max(range.low, reserved);
+      if (is_malloc && released && releases_prove_failure) {
+        lower_high(range, before_release + checked - 1);
+        ++range.retries;
+        released = false;
+      }
+    }
+    if (request && event->kind == ReplayEventKind::oom) {
+      ++range.ooms;
+      lower_high(range, reserved + checked - 1);
+      lower_high(range, reserved + event->device_free);
+      range.device_refused = range.device_refused || event->device_free < checked;
+    }
+  }
+  return range;
+}
+
+}  // namespace oomlab::replay

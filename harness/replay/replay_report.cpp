@@ -1,0 +1,209 @@
+#include "harness/replay/replay_report.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include "harness/memory/budget.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/replay/replay_plan.hpp"
+
+namespace oomlab::replay {
+namespace {
+
+constexpr std::size_t kFramesShown = 12;
+constexpr std::size_t kSitesShown = 8;
+
+// --device, or the device whose story this is: the one that ran out of memory, else the busiest.
+std::size_t pick_device(const std::vector<DeviceEvents>& devices, int wanted) {
+  std::string traced;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (wanted >= 0 && devices[i].device == wanted) return i;
+    traced += (traced.empty() ? "" : ", ") + std::to_string(devices[i].device);
+  }
+  if (wanted >= 0) {
+    throw std::invalid_argument("--device " + std::to_string(wanted) + ": the snapshot has no trace for it (traced: " +
+                                traced + ")");
+  }
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < devices.size(); ++i) {
+    const bool more_ooms = devices[i].ooms > devices[best].ooms;
+    const bool busier = devices[i].ooms == devices[best].ooms && devices[i].allocs > devices[best].allocs;
+    if (more_ooms || busier) best = i;
+  }
+  return best;
+}
+
+void add_event_notes(const ReplayReport& report, const Snapshot& snapshot, std::vector<std::string>& notes) {
+  const DeviceEvents& events = report.events;
+  if (events.starts_mid_run()) {
+    notes.push_back("the trace starts after the run did (" + std::to_string(events.frees_before_trace) +
+                    " frees of blocks it never allocated, " + std::to_string(events.allocs_outside_segments) +
+                    " allocs in memory it never reserved): the replay starts from an empty cache, so its first "
+                    "segment decisions can differ; record with a larger max_entries, from the start of the run");
+  }
+  if (events.skipped_entries > 0) {
+    notes.push_back(std::to_string(events.skipped_entries) + " trace entries of actions this reader does not know were skipped");
+  }
+  for (const Segment& segment : snapshot.segments) {
+    if (segment.device != report.device || segment.pool.is_default()) continue;
+    notes.push_back("the snapshot has segments in private pools (CUDA graphs, torch.cuda.MemPool): the replay "
+                    "serves them from the default pools, so their decisions can differ");
+    break;
+  }
+  if (report.devices_with_requests > 1) {
+    notes.push_back("the snapshot traced " + std::to_string(report.devices_with_requests) + " devices; this is device " +
+                    std::to_string(report.device) + " (--device picks another)");
+  }
+}
+
+// How the cap acted: as set_per_process_memory_fraction (PyTorch checks a request's would-be
+// segment, and collects garbage) unless the device itself refused or --budget names a card.
+void set_cap_kind(ReplayReport& report, bool card) {
+  report.config.budget_is_fraction = !report.budget_range.device_refused && !card;
+  if (report.config.budget_is_fraction || report.config.garbage_collection_threshold <= 0) return;
+  report.config.garbage_collection_threshold = 0;
+  report.notes.push_back("garbage_collection_threshold is set, but PyTorch collects only under "
+                         "set_per_process_memory_fraction and this cap is the device's: not collected");
+}
+
+void set_budget(ReplayReport& report, const ReplayPlan& plan, const ReplayRequest& request) {
+  report.budget_range = infer_budget(report.events, plan, report.settings.config);
+  if (!request.budget.empty()) {
+    const memory::Budget budget = memory::parse_budget(request.budget);
+    report.config.budget = budget.bytes;
+    report.budget_text = budget.describe() + " (--budget)";
+    set_cap_kind(report, !budget.profile.empty());
+    return;
+  }
+  set_cap_kind(report, false);
+  const BudgetRange& range = report.budget_range;
+  report.budget_inferred = true;
+  if (range.low == 0) {
+    report.config.budget = memory::AllocatorConfig::kUnlimited;
+    report.budget_text = "unlimited (the trace reserves nothing, so it says nothing about a cap)";
+    return;
+  }
+  report.config.budget = static_cast<std::size_t>(range.low);
+  report.budget_text = format_size(range.low) + " inferred: the tightest cap consistent with the trace, " +
+                       range.describe() + "; --budget sets the real one";
+  if (!range.consistent()) {
+    report.notes.push_back("no single cap explains the trace (a failure below a peak it reached: memory used "
+                           "outside PyTorch changed during the run?); the replay uses the peak it reached");
+  }
+  if (range.device_refused) {
+    report.notes.push_back("the device itself refused (its free memory was below the segment at the oom): "
+                           "memory outside PyTorch's allocator (other processes, the CUDA context, NCCL or "
+                           "cuBLAS workspaces) counted against this run");
+  }
+}
+
+OomFinding find_oom(const ReplayReport& report, const StackTable& stacks) {
+  OomFinding finding;
+  const ReplayOom* failed = nullptr;
+  for (const ReplayOom& oom : report.fidelity.ooms) {
+    if (failed == nullptr || (oom.pytorch_failed_too && !failed->pytorch_failed_too)) failed = &oom;
+  }
+  std::size_t event = kNoEvent;
+  if (failed != nullptr) {
+    event = failed->event;
+    finding.pytorch_failed_too = failed->pytorch_failed_too;
+    finding.info = failed->info;
+  } else {
+    for (std::size_t i = 0; i < report.events.events.size() && event == kNoEvent; ++i) {
+      if (report.events.events[i].kind == ReplayEventKind::oom) event = i;
+    }
+    finding.pytorch_failed_too = true;
+  }
+  finding.event = event;
+  finding.request = describe_request(report.events, event);
+  finding.frames = stack_lines(stacks, report.events.events[event].frames, kFramesShown);
+  if (failed == nullptr) {
+    finding.message = "PyTorch ran out of memory here and the replay did not: see the first divergent event";
+    return finding;
+  }
+  // The whole run's bytes decide (diagnose reads need), and a leak found across iterations wins.
+  // With the cap inferred, whether the bytes would have fit is judged at the largest cap the
+  // trace allows: the replay's tightest one would call a fragmentation OOM capacity.
+  if (report.budget_inferred && report.budget_range.high && report.budget_range.consistent()) {
+    finding.info.budget = static_cast<std::size_t>(*report.budget_range.high);
+  }
+  finding.info.need_allocated = static_cast<std::size_t>(report.need_allocated);
+  finding.info.need_reserved = static_cast<std::size_t>(report.need_reserved);
+  if (report.growth.steady) finding.info.diagnosis = memory::Diagnosis::leak;
+  memory::diagnose(finding.info);
+  finding.message = memory::OomError(finding.info).what();
+  if (report.growth.steady) {
+    finding.message += "; live bytes grow " + format_size(static_cast<std::size_t>(report.growth.bytes_per_step)) +
+                       " per iteration";
+  }
+  return finding;
+}
+
+}  // namespace
+
+ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& request) {
+  std::vector<DeviceEvents> devices = snapshot_events(snapshot);  // SnapshotError without history
+  ReplayReport report;
+  const std::size_t chosen = pick_device(devices, request.device);
+  for (const DeviceEvents& device : devices) report.devices_with_requests += device.allocs + device.ooms > 0;
+  report.events = std::move(devices[chosen]);
+  report.device = report.events.device;
+  report.settings = snapshot_settings(snapshot);
+  report.notes = report.settings.notes;
+  report.config = report.settings.config;
+  if (!request.alloc_conf.empty()) {
+    try {
+      report.config = memory::parse_alloc_conf(request.alloc_conf, report.config);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--alloc-conf: ") + e.what());
+    }
+    for (const std::string& note : report.config.notes) report.notes.push_back(note);
+    report.config.notes.clear();
+  }
+  const ReplayPlan plan = plan_replay(report.events, snapshot);
+  report.pytorch_peak_reserved = plan.pytorch_peak_reserved;
+  report.pytorch_reserved_at_start = plan.pytorch_reserved_at_start;
+  set_budget(report, plan, request);
+  add_event_notes(report, snapshot, report.notes);
+
+  ReplayOptions fidelity;
+  fidelity.config = report.config;
+  fidelity.compare = true;
+  fidelity.keep_trace = request.keep_trace;
+  report.fidelity = replay(report.events, plan, fidelity);
+
+  // The need: the same requests with no cap (nothing fails, nothing is collected for a budget).
+  const bool cap_acted = !report.fidelity.ooms.empty() || report.config.garbage_collection_threshold > 0;
+  if (cap_acted && report.config.budget != memory::AllocatorConfig::kUnlimited) {
+    ReplayOptions uncapped;
+    uncapped.config = report.config;
+    uncapped.config.budget = memory::AllocatorConfig::kUnlimited;
+    const ReplayResult need = replay(report.events, plan, uncapped);
+    report.need_allocated = need.peak_allocated;
+    report.need_reserved = need.peak_reserved;
+  } else {
+    report.need_allocated = report.fidelity.peak_allocated;
+    report.need_reserved = report.fidelity.peak_reserved;
+  }
+
+  report.phases = find_phases(report.events, report.config.roundup_power2_divisions);
+  report.growth = fit_iteration_growth(report.phases);
+  if (report.fidelity.peak_allocated > 0) {
+    report.live_at_peak = report.fidelity.peak_allocated;
+    report.top_sites = top_sites(report.events, snapshot.stacks, report.fidelity.peak_allocated_event,
+                                 report.config.roundup_power2_divisions, kSitesShown);
+  }
+  if (!report.fidelity.ooms.empty() || report.events.ooms > 0) report.oom = find_oom(report, snapshot.stacks);
+  if (request.what_if) {
+    // An inferred cap is the tightest; a fix may fit only nearer the largest the trace allows.
+    std::optional<std::size_t> largest_cap;
+    const BudgetRange& range = report.budget_range;
+    if (report.budget_inferred && range.high && range.consistent() && *range.high > range.low) {
+      largest_cap = static_cast<std::size_t>(*range.high);
+    }
+    report.what_if = what_if(report.events, plan, report.config, report.phases, largest_cap);
+  }
+  return report;
+}
+
+}  // namespace oomlab::replay
