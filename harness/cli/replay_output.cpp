@@ -85,7 +85,7 @@ std::string sites(const ReplayReport& report) {
 std::string phases(const ReplayReport& report) {
   std::string text = "\nphases  " + report.phases.describe();
   if (report.growth.steady) {
-    text += "; leak: live bytes at each iteration's low grow " +
+    text += "; leak: live bytes between iterations grow " +
             format_size(static_cast<std::size_t>(report.growth.bytes_per_step)) + " per iteration";
   } else if (report.growth.enough_samples) {
     text += "; no steady growth between iterations";
@@ -190,6 +190,7 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
   }
   json["live_at_peak"] = {{"bytes", report.live_at_peak}, {"sites", sites}};
   json["phases"] = {{"boundaries", report.phases.boundaries.size()}, {"from_snapshot_marks", report.phases.from_snapshot_marks},
+                    {"levels", report.phases.low_bytes},
                     {"leak", report.growth.steady},
                     {"leak_bytes_per_iteration", report.growth.steady ? Json(report.growth.bytes_per_step) : Json(nullptr)}};
   json["what_if"] = what_if_json(report);

@@ -1,6 +1,10 @@
 #include "harness/replay/phases.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "harness/memory/alloc_rounding.hpp"
@@ -63,12 +67,95 @@ std::int64_t typical_fall(const std::vector<LiveBytes>& series) {
   return falls[falls.size() / 2];
 }
 
+// What identifies a request across iterations: its size and where it was made.
+struct RequestKey {
+  std::uint64_t size;
+  StackId frames;
+  bool operator==(const RequestKey& other) const { return size == other.size && frames == other.frames; }
+};
+struct RequestKeyHash {
+  std::size_t operator()(const RequestKey& key) const {
+    return std::hash<std::uint64_t>()(key.size * 0x9E3779B97F4A7C15ull ^ key.frames);
+  }
+};
+
+using KeyCounts = std::unordered_map<RequestKey, std::size_t, RequestKeyHash>;
+
+constexpr std::size_t kMinRecurringKeys = 3;  // distinct requests that must share the loop
+constexpr std::size_t kMarkersPerCount = 8;   // first requests tried as a loop's opening, per count
+constexpr std::size_t kMarkerTries = 48;      // in all: a pass over the trace each
+
+// The event indices at which request `marker` occurs, when it opens `count` iterations of one
+// loop: of the requests made `count` times, at least kMinRecurringKeys and half are made once
+// between each two of its occurrences (the others, e.g. one tensor per layer made as a model is
+// built, are not in the loop). Empty otherwise.
+std::vector<std::size_t> loop_starts(const DeviceEvents& device, const RequestKey& marker, std::size_t count,
+                                     const KeyCounts& counts) {
+  std::vector<std::size_t> starts;
+  KeyCounts seen;                   // occurrences so far
+  std::unordered_map<RequestKey, bool, RequestKeyHash> in_loop;  // every occurrence in its iteration
+  for (std::size_t i = 0; i < device.events.size(); ++i) {
+    const ReplayEvent& event = device.events[i];
+    if (event.kind != ReplayEventKind::alloc) continue;
+    const RequestKey key{event.size, event.frames};
+    if (key == marker) starts.push_back(i);
+    if (counts.at(key) != count) continue;
+    const std::size_t occurrence = seen[key]++;
+    const bool placed = starts.size() == occurrence + 1;  // the k-th after the marker's k-th
+    auto [entry, added] = in_loop.emplace(key, placed);
+    if (!added) entry->second = entry->second && placed;
+  }
+  std::size_t placed_keys = 0;
+  for (const auto& [key, placed] : in_loop) placed_keys += placed;
+  if (placed_keys < kMinRecurringKeys || placed_keys * 2 < in_loop.size()) return {};
+  return starts;
+}
+
+// The starts of the outermost loop: of the counts that make a loop (loop_starts), the smallest
+// (a training loop of 2 steps over 12 layers repeats its layers' requests 24 times), opened by
+// its earliest request.
+std::vector<std::size_t> iteration_starts(const DeviceEvents& device) {
+  KeyCounts counts;
+  for (const ReplayEvent& event : device.events) {
+    if (event.kind == ReplayEventKind::alloc) ++counts[{event.size, event.frames}];
+  }
+  std::map<std::size_t, std::vector<RequestKey>> markers;  // ascending counts, in trace order
+  KeyCounts keys_with_count;
+  for (const ReplayEvent& event : device.events) {
+    if (event.kind != ReplayEventKind::alloc) continue;
+    const RequestKey key{event.size, event.frames};
+    const std::size_t count = counts.at(key);
+    if (count < 2) continue;
+    std::vector<RequestKey>& candidates = markers[count];
+    if (candidates.size() < kMarkersPerCount && std::find(candidates.begin(), candidates.end(), key) == candidates.end()) {
+      candidates.push_back(key);
+    }
+  }
+  std::size_t tries = 0;
+  for (const auto& [count, candidates] : markers) {
+    for (const RequestKey& marker : candidates) {
+      if (++tries > kMarkerTries) return {};
+      std::vector<std::size_t> starts = loop_starts(device, marker, count, counts);
+      if (!starts.empty()) return starts;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string Phases::describe() const {
   const std::string count = std::to_string(boundaries.size());
   if (from_snapshot_marks) return count + " _snapshot() marks";
+  if (from_repetition) {
+    return std::to_string(boundaries.size() + 1) + " iterations (a repeating pattern of requests)";
+  }
   return count + " iteration end" + (boundaries.size() == 1 ? "" : "s") + " (live bytes back to a low)";
+}
+
+std::string Phases::where() const {
+  if (from_snapshot_marks) return "each _snapshot() mark";
+  return from_repetition ? "each iteration's start" : "each low of live bytes";
 }
 
 Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& roundup) {
@@ -84,6 +171,18 @@ Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& round
   phases.from_snapshot_marks = !phases.boundaries.empty();
 
   const std::vector<LiveBytes> series = live_bytes(device, roundup);
+  const std::vector<std::size_t> starts = iteration_starts(device);
+  if (!starts.empty() && !series.empty()) {
+    phases.from_repetition = true;
+    std::size_t point = 0;  // series[point - 1] is the last request before starts[k]
+    for (std::size_t k = 1; k < starts.size(); ++k) {
+      while (point < series.size() && series[point].event < starts[k]) ++point;
+      if (point == 0) continue;
+      if (!phases.from_snapshot_marks) phases.boundaries.push_back(series[point - 1].event);
+      phases.low_bytes.push_back(series[point - 1].bytes);
+    }
+    return phases;
+  }
   const std::int64_t step = typical_fall(series) / 2;
   if (step <= 0) return phases;
   std::int64_t high = 0;
@@ -111,8 +210,19 @@ Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& round
 leak::GrowthFit fit_iteration_growth(const Phases& phases) {
   std::vector<std::int64_t> steps(phases.low_bytes.size());
   for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<std::int64_t>(i);
+  // A repeating loop's levels are exact (the same point of each iteration), and a snapshot holds
+  // few iterations: every level counts, three suffice and one window decides; the significance
+  // and jump tests still tell a leak from a plateau. Lows of live bytes are noisier: the
+  // detector's own criteria.
+  leak::GrowthCriteria criteria;
+  if (phases.from_repetition) {
+    criteria.window = 64;
+    criteria.floor_span = 1;
+    criteria.min_floor_points = 3;
+    criteria.confirm_samples = 1;
+  }
   try {
-    return leak::fit_growth(steps, phases.low_bytes);
+    return leak::fit_growth(steps, phases.low_bytes, criteria);
   } catch (const std::invalid_argument&) {
     return {};
   }

@@ -2,7 +2,13 @@
 // what-if), and does memory grow from one iteration to the next (a leak)?
 //
 // A phase boundary is a `snapshot` entry in the trace (a _snapshot() call marks one), or else an
-// iteration end: a low of live bytes between two rises. Lows are found with hysteresis: live
+// iteration start found from the program's own repetition: a training or inference loop makes
+// the same requests (size and Python stack) once per iteration, so the number of times most
+// distinct requests recur is the iteration count, and the first request recurring that often
+// opens each iteration. Live bytes just before each opening (after the first, whose optimizer
+// state is not made yet) are the per-iteration levels a leak raises (not the trace's end: a
+// script often frees its tensors before it dumps the snapshot).
+// Without such a pattern, an iteration end is a low of live bytes between two rises. Lows are found with hysteresis: live
 // bytes must fall by half the trace's typical fall (the median of its falls of at least 1% of
 // its range) from a high, then rise again by as much, for the lowest point between to count. A
 // training loop's sawtooth gives one low per step; noise smaller than the teeth gives none.
@@ -20,15 +26,19 @@ namespace oomlab::replay {
 
 struct Phases {
   std::vector<std::size_t> boundaries;  // request indices (DeviceEvents::events) ending a phase, sorted
-  bool from_snapshot_marks = false;     // else iteration lows
-  std::vector<std::int64_t> low_bytes;  // live bytes at each iteration low, in order
+  bool from_snapshot_marks = false;     // else iterations
+  bool from_repetition = false;         // iteration starts of a repeating pattern, else lows
+  std::vector<std::int64_t> low_bytes;  // live bytes at each iteration's start or low, in order
   std::string describe() const;         // "12 iteration ends (live bytes back to a low)"
+  std::string where() const;            // "each iteration's start"
 };
 
 // Live bytes are counted with the allocator's rounding (the sizes a replay allocates).
 Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& roundup);
 
-// Steady growth of the iteration lows (harness/leak/growth_fit.hpp): a leak, bytes per iteration.
+// Steady growth of the iteration levels (harness/leak/growth_fit.hpp; a repeating loop's levels
+// are judged over as few as three iterations, since a snapshot holds few): a leak, bytes per
+// iteration.
 leak::GrowthFit fit_iteration_growth(const Phases& phases);
 
 }  // namespace oomlab::replay

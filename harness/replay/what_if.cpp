@@ -86,7 +86,7 @@ std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& pla
     rows.push_back(row_for("roundup_power2_divisions:4", config));
   }
   if (!phases.boundaries.empty()) {
-    rows.push_back(row_for("empty_cache() at " + phases.describe(), recorded, phases.boundaries));
+    rows.push_back(row_for("empty_cache() at " + phases.where(), recorded, phases.boundaries));
   }
   if (recorded.budget != memory::AllocatorConfig::kUnlimited) {
     if (const memory::GpuProfile* smaller = next_smaller_profile(recorded.budget)) {
