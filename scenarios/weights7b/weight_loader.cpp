@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
 #include <stdexcept>
 
 #include "harness/device/stream_event.hpp"
+#include "harness/memory/site.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/quantize.hpp"
 
@@ -21,6 +24,16 @@ double seconds_since(Clock::time_point start) {
 std::int64_t row_length(const TensorEntry& entry) {
   if (entry.shape.size() >= 2) return std::max<std::int64_t>(1, entry.shape.back());
   return std::max<std::int64_t>(1, entry.numel());  // a norm weight is one row
+}
+
+// Where a tensor's allocation is made, as an OOM names it: "layer 17 › mlp.up_proj.weight" for
+// Hugging Face's "model.layers.17.mlp.up_proj.weight", the name itself otherwise.
+std::string tensor_site(const std::string& name) {
+  const std::string layers = "model.layers.";
+  if (name.rfind(layers, 0) != 0) return name;
+  const std::size_t dot = name.find('.', layers.size());
+  if (dot == std::string::npos) return name;
+  return "layer " + name.substr(layers.size(), dot - layers.size()) + " › " + name.substr(dot + 1);
 }
 
 bool is_quantised(WeightFormat format, const TensorEntry& entry) {
@@ -91,7 +104,10 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
 
   // 2. Every byte to the device in one upload, in the file's dtype: 4 bytes per parameter for f32.
   memory::TagScope tag(memory::Tag::weights);
+  const memory::SiteScope loading("load weights");
+  std::optional<memory::SiteScope> upload(std::in_place, "upload the whole file");
   Tensor whole_file = Tensor::empty(device, {static_cast<std::int64_t>(bytes / element)}, file_dtype);
+  upload.reset();
   if (host_copy) whole_file.copy_from_host(host_copy.get(), bytes);
   host_copy.reset();
 
@@ -100,6 +116,7 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
   //    state dict and the model both on the device).
   LoadedWeights result;
   for (const TensorEntry& entry : source.tensors()) {
+    const memory::SiteScope site(tensor_site(entry.name));
     Tensor weight = Tensor::empty(device, entry.shape, DType::bf16);
     const Tensor file_view = whole_file.slice(static_cast<std::int64_t>(entry.begin / element),
                                               static_cast<std::int64_t>(entry.end / element));
@@ -149,6 +166,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   pipe.handover.make_stream_wait(pipe.copy_stream);
 
   memory::TagScope tag(memory::Tag::weights);
+  const memory::SiteScope loading("load weights");
   LoadedWeights result;
   // Declared after `result`: on an exception it is destroyed first and waits for its DMAs, which
   // may still be writing into result's weights.
@@ -157,6 +175,7 @@ LoadedWeights stream_load(Device& device, const CheckpointSource& source, Weight
   std::size_t chunk_index = 0;
   for (const TensorEntry& entry : source.tensors()) {
     const bool quantised = is_quantised(format, entry);
+    const memory::SiteScope site(tensor_site(entry.name));
     const auto allocate_start = Clock::now();
     Tensor weight = Tensor::empty(device, entry.shape, quantised ? DType::i8 : DType::bf16);
     Tensor scales;

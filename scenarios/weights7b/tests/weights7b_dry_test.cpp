@@ -32,6 +32,7 @@ TEST(Weights7bDryFull, BrokenRunsOutOfMemoryOnRtx4090WithCapacityNamingWeights) 
   EXPECT_EQ(run.oom->tag, memory::Tag::weights);
   // The request that fails is the whole f32 upload: 4 bytes per parameter, 27 GB.
   EXPECT_GE(run.oom->requested, static_cast<std::size_t>(seven_b().parameters()) * 4);
+  EXPECT_EQ(run.oom->site, "load weights › upload the whole file");
   // Nothing was generated or read: the dry plan is shapes only.
   EXPECT_TRUE(std::filesystem::is_empty(cache.dir().path()));
 }
@@ -77,6 +78,8 @@ TEST(Weights7bDryFull, FixedDoesNotFitAnRtx4060Ti8g) {
   ASSERT_TRUE(run.oom.has_value());
   EXPECT_EQ(run.oom->diagnosis, memory::Diagnosis::capacity);
   EXPECT_EQ(run.oom->tag, memory::Tag::weights);
+  // Streamed tensor by tensor, the card fills up in a layer, and the message says which.
+  EXPECT_EQ(run.oom->site.rfind("load weights › layer 19 › ", 0), 0u) << run.oom->site;
 }
 
 TEST(Weights7bDryFull, FixedInt8FitsRtx4060Ti8gAtAboutOneBytePerParameter) {
