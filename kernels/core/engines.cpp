@@ -35,7 +35,7 @@ TensorCoreEngine choose_engine(ComputeCapability device, const CudaImage& image,
 }
 
 TensorCoreEngine choose_engine(ComputeCapability device, const std::vector<CudaArch>& built, bool allow_wgmma) {
-  const std::optional<CudaImage> image = select_cuda_image(built, device);
+  const std::optional<CudaImage> image = select_cuda_image(built, device, ptx_jit_from_environment());
   return image ? choose_engine(device, *image, allow_wgmma) : TensorCoreEngine::none;
 }
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# GPU tests from binaries built on the development machine (no build on the GPU machine: its time
+# is scarce). ci/pack_prebuilt.sh packs stripped test programs of a build folder into
+# .carry/prebuilt.tar.zst; the device tool carries it (`carry: [".carry"]`) and this script
+# unpacks it at the same place, so the source paths compiled into the tests resolve, and runs:
+#   engines   every kernel GPU test as built (sm_90a SASS on an H200: the Hopper engines) and again
+#             with CUDA_FORCE_PTX_JIT=1, which makes the driver JIT the compute_80 PTX: the
+#             Ampere-class engines (mma.sync, cp.async) that A100 and RTX cards run
+#   serial    the GPU tests that measure the whole device (spawn's contexts, doctor), one at a time
+#   usage: ci/gpu_prebuilt.sh OUTDIR BUILD_DIR [stage ...]   (default: every stage)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="$(mkdir -p "$1" && cd "$1" && pwd)"
+build=$2
+shift 2
+stages=("$@"); ((${#stages[@]})) || stages=(serial engines)
+status=0
+step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }
+fail() { echo "!! FAILED: $*" | tee -a "$out/summary.log"; status=1; }
+export CUDA_CACHE_MAXSIZE=$((4 << 30))  # the JIT-compiled kernels, kept for the next process
+
+step "unpack"
+tar -xJf .carry/prebuilt.tar.xz || { fail "unpack"; exit 1; }
+# The tests name their source tree by the path they were built in.
+src=$(cat "$build/.source_dir")
+if [[ "$src" != "$PWD" && ! -e "$src" ]]; then
+  mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src" || fail "link $src"
+fi
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+
+run_gtest() {  # name program [args...]: a gtest program with its log in $out/name.log
+  local name=$1; shift
+  timeout 240 "$@" --gtest_brief=1 >"$out/$name.log" 2>&1 || fail "$name (exit $?)"
+  tail -n 3 "$out/$name.log" | tee -a "$out/summary.log"
+}
+
+for stage in "${stages[@]}"; do
+  case $stage in
+    serial)
+      step "serial: spawn and doctor GPU tests, one at a time"
+      run_gtest spawn_gpu "$build/scenarios/spawn/tests/spawn_gpu_test"
+      run_gtest doctor_gpu "$build/harness/cli/tests/doctor_gpu_test"
+      run_gtest device_gpu "$build/harness/device/tests/device_gpu_test"
+      ;;
+    engines)
+      for program in $(cat "$build/.kernel_gpu_tests"); do
+        name=$(basename "$program")
+        step "engines: $name as built (sm_90a)"
+        run_gtest "$name.sm90a" "$build/$program"
+        step "engines: $name on the compute_80 PTX (Ampere engines)"
+        CUDA_FORCE_PTX_JIT=1 run_gtest "$name.ptx80" "$build/$program"
+      done
+      ;;
+    *) fail "unknown stage $stage" ;;
+  esac
+done
+step "done (status $status)"
+exit $status

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Packs what ci/gpu_prebuilt.sh runs from a build folder: the stripped oomlab binary and GPU test
+# programs, into .carry/prebuilt.tar.xz (xz: the GPU machine has no zstd) (xz with a long dictionary finds the kernels' fat binary that
+# every program holds, so the archive stays within the device tool's carry limit).
+#   usage: ci/pack_prebuilt.sh BUILD_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$1
+kernel_tests=(kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernels_conv_gpu_test
+              kernels/attention/tests/kernels_attention_gpu_test
+              kernels/transformer/tests/kernels_transformer_gpu_test)
+programs=(harness/cli/oomlab scenarios/spawn/tests/spawn_gpu_test harness/cli/tests/doctor_gpu_test
+          harness/device/tests/device_gpu_test "${kernel_tests[@]}")
+staging=$(mktemp -d)
+trap 'rm -rf "$staging"' EXIT
+mkdir -p "$staging/$build"
+for program in "${programs[@]}"; do
+  mkdir -p "$staging/$build/$(dirname "$program")"
+  strip -o "$staging/$build/$program" "$build/$program"
+done
+printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
+echo "$PWD" >"$staging/$build/.source_dir"
+mkdir -p .carry
+tar -C "$staging" -c "$build" | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
+ls -l .carry/prebuilt.tar.xz; rm -f .carry/prebuilt.tar.zst
