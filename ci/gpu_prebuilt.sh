@@ -7,6 +7,9 @@
 #             with CUDA_FORCE_PTX_JIT=1, which makes the driver JIT the compute_80 PTX: the
 #             Ampere-class engines (mma.sync, cp.async) that A100 and RTX cards run
 #   serial    the GPU tests that measure the whole device (spawn's contexts, doctor), one at a time
+#   sm80=DIR  the kernel GPU tests of a second, sm_80-only build packed beside the first: its
+#             compute_80 PTX JIT-compiled by the driver (cuBLAS keeps its own code, which
+#             CUDA_FORCE_PTX_JIT would force to JIT too, and fail)
 #   usage: ci/gpu_prebuilt.sh OUTDIR BUILD_DIR [stage ...]   (default: every stage)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +52,13 @@ for stage in "${stages[@]}"; do
         run_gtest "$name.sm90a" "$build/$program"
         step "engines: $name on the compute_80 PTX (Ampere engines)"
         CUDA_FORCE_PTX_JIT=1 run_gtest "$name.ptx80" "$build/$program"
+      done
+      ;;
+    sm80=*)
+      other=${stage#sm80=}
+      for program in $(cat "$other/.kernel_gpu_tests"); do
+        step "sm80: $(basename "$program") of the sm_80 build"
+        run_gtest "$(basename "$program").sm80" "$other/$program"
       done
       ;;
     *) fail "unknown stage $stage" ;;

@@ -2,10 +2,13 @@
 # Packs what ci/gpu_prebuilt.sh runs from a build folder: the stripped oomlab binary and GPU test
 # programs, into .carry/prebuilt.tar.xz (xz: the GPU machine has no zstd) (xz with a long dictionary finds the kernels' fat binary that
 # every program holds, so the archive stays within the device tool's carry limit).
-#   usage: ci/pack_prebuilt.sh BUILD_DIR
+# A second build folder's kernel GPU tests may come along (e.g. an sm_80-only build, whose
+# compute_80 PTX the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code).
+#   usage: ci/pack_prebuilt.sh BUILD_DIR [KERNEL_BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1
+extra=${2:-}
 kernel_tests=(kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernels_conv_gpu_test
               kernels/attention/tests/kernels_attention_gpu_test
               kernels/transformer/tests/kernels_transformer_gpu_test)
@@ -19,7 +22,16 @@ for program in "${programs[@]}"; do
   strip -o "$staging/$build/$program" "$build/$program"
 done
 printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
+if [[ -n "$extra" ]]; then
+  for program in "${kernel_tests[@]}"; do
+    [[ -x "$extra/$program" ]] || continue
+    mkdir -p "$staging/$extra/$(dirname "$program")"
+    strip -o "$staging/$extra/$program" "$extra/$program"
+    echo "$program" >>"$staging/$extra/.kernel_gpu_tests"
+  done
+  echo "$PWD" >"$staging/$extra/.source_dir"
+fi
 echo "$PWD" >"$staging/$build/.source_dir"
 mkdir -p .carry
-tar -C "$staging" -c "$build" | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
+tar -C "$staging" -c "$build" ${extra:+"$extra"} | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
 ls -l .carry/prebuilt.tar.xz; rm -f .carry/prebuilt.tar.zst
