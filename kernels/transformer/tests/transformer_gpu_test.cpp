@@ -19,6 +19,7 @@
 #include "kernels/transformer/quantize.hpp"
 #include "kernels/transformer/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
+#include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "kernels/transformer/tests/gpu_pairs.hpp"
 
@@ -43,6 +44,26 @@ Tolerance reduction_tolerance(DType dtype, std::int64_t count) {
   Tolerance t = tolerance_for(dtype);
   double growth = std::sqrt(double(count));
   return {t.atol * (dtype == DType::f32 ? growth * 10 : 2), t.rtol * (dtype == DType::f32 ? growth : 2)};
+}
+
+TEST(TransformerGpu, RopeForwardAndBackward) {
+  OOMLAB_REQUIRE_GPU();
+  // Angles up to 2047 rad: f32's angle (t * inv_freq, as Hugging Face computes it) differs by an
+  // ulp of inv_freq between the host's and the device's powf, about 1e-4 rad at the far end.
+  for (const Shape& shape : std::vector<Shape>{{2, 3, 37, 16}, {1, 4, 513, 128}, {1, 32, 2048, 128}}) {
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+      SCOPED_TRACE(shape_string(shape) + " " + dtype_name(dtype));
+      const Tolerance tol = dtype == DType::f32 ? Tolerance{3e-4, 3e-4} : tolerance_for(dtype);
+      Pair x = random_pair(shape, dtype, 71);
+      rope_forward(x.host);
+      rope_forward(x.cuda);
+      EXPECT_TRUE(pair_close(x, tol, "rope_forward"));
+      Pair dx = random_pair(shape, dtype, 72);
+      rope_backward(dx.host);
+      rope_backward(dx.cuda);
+      EXPECT_TRUE(pair_close(dx, tol, "rope_backward"));
+    }
+  }
 }
 
 TEST(TransformerGpu, GeluSwigluResidual) {

@@ -22,6 +22,7 @@
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
+#include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "scenarios/models/transformer/head_layout.hpp"
 
@@ -165,6 +166,10 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     a.k = Tensor::empty(dev, s.heads, ad);
     a.v = Tensor::empty(dev, s.heads, ad);
     heads_from_tokens({&a.q, &a.k, &a.v}, qkv);
+  }
+  if (!gpt2) {  // LLaMA: positions enter as rotations of q and k (in place: no memory)
+    ops::rope_forward(a.q);
+    ops::rope_forward(a.k);
   }
   phase.next("fwd.attention");
   Tensor heads_out = Tensor::empty(dev, s.heads, ad);
@@ -377,6 +382,10 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
       ops::attention_fused_backward(a.q, a.k, a.v, a.attn_heads, a.lse, d_heads, dq, dk, dv);
     }
     d_heads.reset();
+    if (!gpt2) {  // back through the rotations: the gradients w.r.t. the unrotated q and k
+      ops::rope_backward(dq);
+      ops::rope_backward(dk);
+    }
     phase.next("bwd.qkv");
     Tensor d_qkv = Tensor::empty(dev, s.qkv, cd);
     tokens_from_heads(d_qkv, {&dq, &dk, &dv});

@@ -13,8 +13,8 @@
 namespace oomlab::model {
 
 // gpt2: LayerNorm, GELU MLP, learned positions, biases, LM head tied to the token embedding.
-// llama: RMSNorm, SwiGLU MLP, no biases, separate LM head. Rotary position embeddings are NOT
-// applied (they change no memory; attention here sees no position signal in llama style).
+// llama: RMSNorm, SwiGLU MLP, no biases, separate LM head, rotary position embeddings on q and k
+// (kernels/transformer/rope.hpp: in place, so they change no memory).
 enum class ModelStyle { gpt2, llama };
 
 struct TransformerConfig {
