@@ -15,6 +15,7 @@
 #include "harness/testing/require_gpu.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/direct_narrow.hpp"
+#include "kernels/core/engines.hpp"
 #include "kernels/conv/tests/gpu_test_support.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
