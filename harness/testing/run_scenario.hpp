@@ -21,12 +21,13 @@ struct ScenarioOutcome {
   std::map<std::string, double> metrics;
 };
 
+// `budget`: a size or GPU profile instead of the scenario's own (empty: the story's).
 inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std::string& variant,
-                                    DeviceKind kind, Scale scale) {
+                                    DeviceKind kind, Scale scale, const std::string& budget = "") {
   const Scenario* scenario = ScenarioRegistry::instance().find(scenario_name);
   if (scenario == nullptr) throw std::invalid_argument("no scenario " + scenario_name);
   memory::AllocatorConfig config;
-  config.budget = memory::parse_budget(scenario->budget(scale)).bytes;
+  config.budget = memory::parse_budget(budget.empty() ? scenario->budget(scale) : budget).bytes;
   scenario->configure(variant, scale, config);
   Device device(kind, config);
   ScenarioOutcome outcome;

@@ -1,0 +1,106 @@
+// The train7b ladder: on dry at every scale the two 16-byte rungs run out of memory at the story
+// budget and offload fits; at full scale (the real 6.74e9 parameters) the need per parameter is
+// what the rung says and the OOM is the optimizer's; the cards each rung fits; on host (tiny) the
+// same requests as dry, and training lowers the loss.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/memory/tags.hpp"
+#include "harness/testing/run_scenario.hpp"
+#include "scenarios/gpt_train/tests/oom_story_checks.hpp"
+#include "scenarios/train7b/train7b.hpp"
+
+namespace oomlab {
+namespace {
+
+using testing::run_scenario;
+using Case = testing::StoryCase;
+
+constexpr double kParameters = 6738415616.0;  // llama-7b
+
+class Train7bStory : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Train7bStory, SixteenBytesPerParameterOomsAndOffloadFits) {
+  const auto [device, scale] = GetParam();
+  for (const char* variant : {"broken", "bf16-mixed"}) {
+    EXPECT_TRUE(run_scenario("train7b", variant, device, scale).oom.has_value()) << variant;
+  }
+  const auto offload = run_scenario("train7b", "offload", device, scale);
+  EXPECT_FALSE(offload.oom.has_value());
+  EXPECT_EQ(offload.stats.num_ooms, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dry, Train7bStory,
+                         ::testing::Values(Case{DeviceKind::dry, Scale::tiny}, Case{DeviceKind::dry, Scale::small},
+                                           Case{DeviceKind::dry, Scale::full}),
+                         testing::story_case_name);
+
+double peak_bytes_per_parameter(const char* variant) {
+  const auto run = run_scenario("train7b", variant, DeviceKind::dry, Scale::full, "unlimited");
+  EXPECT_FALSE(run.oom.has_value()) << variant;
+  return static_cast<double>(run.stats.allocated.peak) / kParameters;
+}
+
+TEST(Train7bFull, BytesPerParameterOfEachRung) {
+  // 4 + 4 + 8 (f32 weights, grads, two moments) and 2 + 2 + 4 + 8 (bf16 weights and grads, f32
+  // master and moments), plus checkpointed activations and the logits: both about 16.
+  EXPECT_NEAR(peak_bytes_per_parameter("broken"), 16.4, 0.3);
+  EXPECT_NEAR(peak_bytes_per_parameter("bf16-mixed"), 16.2, 0.3);
+  // bf16 weights and grads only (4), the rest on the host.
+  EXPECT_NEAR(peak_bytes_per_parameter("offload"), 5.0, 0.3);
+}
+
+TEST(Train7bFull, TheOomIsTheOptimizersOnAnH100) {
+  for (const char* variant : {"broken", "bf16-mixed"}) {
+    const auto run = run_scenario("train7b", variant, DeviceKind::dry, Scale::full);
+    ASSERT_TRUE(run.oom.has_value()) << variant;
+    EXPECT_EQ(run.oom->tag, memory::Tag::optimizer) << variant;
+    EXPECT_EQ(run.oom->diagnosis, memory::Diagnosis::capacity) << variant;
+    // The moments, once made, are twice the f32 weights: the optimizer is the largest tag.
+    EXPECT_EQ(run.oom->largest_tag, memory::Tag::optimizer) << variant;
+  }
+}
+
+TEST(Train7bFull, TheCardsEachRungFits) {
+  struct Fit {
+    const char* variant;
+    const char* card;
+    bool fits;
+  };
+  for (const Fit& f : {Fit{"bf16-mixed", "h200", true}, Fit{"offload", "a100-40g", true},
+                       Fit{"offload", "rtx4090", false}, Fit{"broken", "a100-80g", false}}) {
+    const auto run = run_scenario("train7b", f.variant, DeviceKind::dry, Scale::full, f.card);
+    EXPECT_EQ(!run.oom.has_value(), f.fits) << f.variant << " on " << f.card;
+  }
+}
+
+TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
+  for (const char* variant : {"broken", "bf16-mixed", "offload"}) {
+    const auto plan = scenarios::train7b_plan(variant, Scale::full);
+    EXPECT_EQ(plan.config.parameter_count(), 6738415616u);
+    EXPECT_EQ(plan.seq, 2048);
+    EXPECT_EQ(plan.micro_batch, 1);
+    EXPECT_TRUE(plan.options.checkpointing);
+  }
+  EXPECT_TRUE(scenarios::train7b_plan("offload", Scale::full).options.offload_optimizer);
+  EXPECT_THROW(scenarios::train7b_plan("lora", Scale::full), std::invalid_argument);
+}
+
+TEST(Train7bOnHost, OutcomesMatchDryEventForEventAndOffloadLearns) {
+  for (const char* variant : {"broken", "bf16-mixed", "offload"}) {
+    const auto host = run_scenario("train7b", variant, DeviceKind::host, Scale::tiny);
+    const auto dry = run_scenario("train7b", variant, DeviceKind::dry, Scale::tiny);
+    EXPECT_EQ(host.oom.has_value(), std::string(variant) != "offload") << variant;
+    ASSERT_EQ(host.events.size(), dry.events.size()) << variant;
+    for (std::size_t i = 0; i < host.events.size(); ++i) {
+      ASSERT_TRUE(host.events[i].same_as(dry.events[i])) << variant << " event " << i;
+    }
+    if (std::string(variant) == "offload") {
+      EXPECT_LT(host.metrics.at("last_loss"), host.metrics.at("first_loss"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomlab

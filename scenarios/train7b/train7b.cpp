@@ -1,0 +1,91 @@
+#include "scenarios/train7b/train7b.hpp"
+
+#include <stdexcept>
+
+#include "harness/runner/run_context.hpp"
+#include "scenarios/gpt_train/training_knobs.hpp"
+
+namespace oomlab::scenarios {
+namespace {
+
+const char* const kBroken = "broken";
+const char* const kBf16Mixed = "bf16-mixed";
+const char* const kOffload = "offload";
+
+}  // namespace
+
+TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
+  TrainingPlan plan;
+  switch (scale) {
+    case Scale::tiny:
+      plan.config = model::transformer_preset("llama-tiny");
+      plan.seq = plan.config.max_seq;
+      plan.micro_batch = 2;
+      break;
+    case Scale::small:
+      plan.config = model::transformer_preset("llama-small");
+      plan.seq = plan.config.max_seq;
+      plan.micro_batch = 1;
+      break;
+    case Scale::full:
+      plan.config = model::with_max_seq(model::transformer_preset("llama-7b"), 2048);
+      plan.seq = 2048;
+      plan.micro_batch = 1;
+      break;
+  }
+  plan.options.checkpointing = true;  // every rung: the optimizer state is the story
+  if (variant == kBroken) {
+    plan.options.precision = model::Precision::f32;
+    plan.options.attention = model::AttentionKind::naive;  // f32 throughout
+  } else if (variant == kBf16Mixed || variant == kOffload) {
+    plan.options.precision = model::Precision::bf16;
+    plan.options.attention = model::AttentionKind::fused;
+    plan.options.offload_optimizer = variant == kOffload;  // THE FIX: master and moments on the host
+  } else {
+    throw std::invalid_argument("train7b: unknown variant '" + variant + "'");
+  }
+  return plan;
+}
+
+std::string Train7bScenario::summary() const {
+  return "LLaMA 7B training: 16 bytes/param of weights, grads and AdamW (f32 or bf16-mixed) overflow an "
+         "H100 80GB; the optimizer in host memory fits an A100 40GB";
+}
+
+std::vector<VariantSpec> Train7bScenario::variants() const {
+  return {
+      {kBroken, "f32 weights, grads and AdamW moments: 16 bytes per parameter", Expect::oom},
+      {kBf16Mixed, "bf16 weights and grads, f32 master and moments: still 16 bytes per parameter", Expect::oom},
+      {kOffload, "bf16 weights and grads on the GPU, f32 master and moments in host memory: 4 bytes per parameter",
+       Expect::ok},
+  };
+}
+
+std::string Train7bScenario::budget(Scale scale) const {
+  switch (scale) {
+    case Scale::tiny: return "36.5MiB";
+    case Scale::small: return "140MiB";
+    case Scale::full: return "h100-80g";
+  }
+  throw std::invalid_argument("unknown scale");
+}
+
+int Train7bScenario::default_steps(Scale scale) const { return scale == Scale::full ? 2 : 3; }
+
+std::vector<KnobSpec> Train7bScenario::knobs() const { return training_knob_specs(); }
+
+std::map<std::string, std::string> Train7bScenario::variant_knobs(const std::string& variant, Scale scale) const {
+  return training_knob_values(train7b_plan(variant, scale));
+}
+
+void Train7bScenario::check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
+  with_training_knobs(train7b_plan(variant, scale), knobs);
+}
+
+void Train7bScenario::run(const std::string& variant, RunContext& context) const {
+  run_training(with_training_knobs(train7b_plan(variant, context.scale()), knobs_of(variant, context)), context);
+}
+
+OOMLAB_REGISTER_SCENARIO(Train7bScenario);
+
+}  // namespace oomlab::scenarios
