@@ -21,9 +21,10 @@ struct ScenarioOutcome {
   std::map<std::string, double> metrics;
 };
 
-// `budget`: a size or GPU profile instead of the scenario's own (empty: the story's).
+// `budget`: a size or GPU profile instead of the scenario's own (empty: the story's); `steps`:
+// instead of the scenario's default (0).
 inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std::string& variant,
-                                    DeviceKind kind, Scale scale, const std::string& budget = "") {
+                                    DeviceKind kind, Scale scale, const std::string& budget = "", int steps = 0) {
   const Scenario* scenario = ScenarioRegistry::instance().find(scenario_name);
   if (scenario == nullptr) throw std::invalid_argument("no scenario " + scenario_name);
   memory::AllocatorConfig config;
@@ -32,7 +33,7 @@ inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std:
   Device device(kind, config);
   ScenarioOutcome outcome;
   {
-    RunContext context(device, scale, scenario->default_steps(scale));
+    RunContext context(device, scale, steps > 0 ? steps : scenario->default_steps(scale));
     try {
       scenario->run(variant, context);
     } catch (const memory::OomError& error) {

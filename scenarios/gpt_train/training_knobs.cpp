@@ -39,6 +39,8 @@ std::vector<KnobSpec> training_knob_specs() {
       KnobSpec::boolean("checkpointing", "keep block inputs only; recompute each block in backward"),
       KnobSpec::integer("micro_batches", "gradient accumulation: forward/backward passes per step", 1, 1 << 16),
       KnobSpec::boolean("offload", "AdamW master weights and moments in pinned host memory"),
+      KnobSpec::choice("optimizer", "adamw (f32 moments) or adamw8bit (a byte per moment, block-wise; on the device)",
+                       {"adamw", "adamw8bit"}),
   };
 }
 
@@ -50,7 +52,8 @@ std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan
           {"attention", model::attention_name(plan.options.attention)},
           {"checkpointing", plan.options.checkpointing ? "true" : "false"},
           {"micro_batches", std::to_string(plan.micro_batches)},
-          {"offload", plan.options.offload_optimizer ? "true" : "false"}};
+          {"offload", plan.options.offload_optimizer ? "true" : "false"},
+          {"optimizer", plan.options.adam_8bit ? "adamw8bit" : "adamw"}};
 }
 
 TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
@@ -74,6 +77,11 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
                                                                : model::AttentionKind::fused;
   plan.options.checkpointing = knobs.boolean("checkpointing");
   plan.options.offload_optimizer = knobs.boolean("offload");
+  plan.options.adam_8bit = knobs.text("optimizer") == "adamw8bit";
+  if (plan.options.adam_8bit && plan.options.offload_optimizer) {
+    throw std::invalid_argument("optimizer=adamw8bit keeps its moments on the device: it does not combine with "
+                                "offload=true");
+  }
   return plan;
 }
 

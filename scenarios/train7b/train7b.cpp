@@ -10,6 +10,7 @@ namespace {
 
 const char* const kBroken = "broken";
 const char* const kBf16Mixed = "bf16-mixed";
+const char* const kAdam8Bit = "8bit-adam";
 const char* const kOffload = "offload";
 
 }  // namespace
@@ -37,9 +38,10 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
   if (variant == kBroken) {
     plan.options.precision = model::Precision::f32;
     plan.options.attention = model::AttentionKind::naive;  // f32 throughout
-  } else if (variant == kBf16Mixed || variant == kOffload) {
+  } else if (variant == kBf16Mixed || variant == kAdam8Bit || variant == kOffload) {
     plan.options.precision = model::Precision::bf16;
     plan.options.attention = model::AttentionKind::fused;
+    plan.options.adam_8bit = variant == kAdam8Bit;         // THE FIX: a byte per moment, not four
     plan.options.offload_optimizer = variant == kOffload;  // THE FIX: master and moments on the host
   } else {
     throw std::invalid_argument("train7b: unknown variant '" + variant + "'");
@@ -56,6 +58,8 @@ std::vector<VariantSpec> Train7bScenario::variants() const {
   return {
       {kBroken, "f32 weights, grads and AdamW moments: 16 bytes per parameter", Expect::oom},
       {kBf16Mixed, "bf16 weights and grads, f32 master and moments: still 16 bytes per parameter", Expect::oom},
+      {kAdam8Bit, "bf16 weights and grads, f32 master, 8-bit block-wise AdamW moments: 10 bytes per parameter",
+       Expect::ok},
       {kOffload, "bf16 weights and grads on the GPU, f32 master and moments in host memory: 4 bytes per parameter",
        Expect::ok},
   };

@@ -4,10 +4,12 @@
 //   broken      f32 weights, f32 grads, f32 moments: 16 B/param (~108 GB): OOM on h100-80g
 //   bf16-mixed  bf16 weights and grads, f32 master and moments: 16 B/param again, OOM on h100-80g
 //               (mixed precision shrinks activations, not the optimizer)
+//   8bit-adam   bf16 weights and grads, f32 master, AdamW moments a byte each (block-wise, with
+//               an f32 absmax per 2048): 10 B/param, fits h100-80g
 //   offload     bf16 weights and grads on the GPU, f32 master and moments in pinned host memory,
 //               the AdamW step on the CPU: 4 B/param, fits a100-40g
 // Every rung recomputes activations (checkpointing), so the optimizer is the story. The issue's
-// further rungs (8-bit AdamW, LoRA, int8 base + LoRA) are not built yet.
+// further rungs (LoRA, int8 base + LoRA) are not built yet.
 #pragma once
 #include <map>
 #include <string>

@@ -10,6 +10,7 @@
 #include "harness/memory/tags.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/transformer/adamw.hpp"
+#include "kernels/transformer/adamw8bit.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/grad_norm.hpp"
 
@@ -54,10 +55,19 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
       } else {
         master_.push_back(param);  // f32: the parameters are the master weights
       }
-      m_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
-      v_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
+      if (options.adam_8bit) {
+        const Shape blocks{ops::adam8bit_blocks(param.numel())};
+        m_.push_back(Tensor::zeros(device, {param.numel()}, DType::i8));
+        m_absmax_.push_back(Tensor::zeros(device, blocks, DType::f32));
+        v_.push_back(Tensor::zeros(device, {param.numel()}, DType::i8));
+        v_absmax_.push_back(Tensor::zeros(device, blocks, DType::f32));
+      } else {
+        m_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
+        v_.push_back(Tensor::zeros(device, param.shape(), DType::f32));
+      }
     }
   } else {
+    OOMLAB_CHECK(!options.adam_8bit, "8-bit AdamW keeps its moments on the device: it does not combine with offload");
     const DeviceKind kind = device.kind();
     for (const Tensor& param : params) {
       const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
@@ -83,7 +93,8 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
   grad_norm_ = Tensor::zeros(device, {1}, DType::f32);
   if (model.dtype() == DType::f16) found_inf_ = Tensor::zeros(device, {1}, DType::f32);
   if (log) {
-    log("optimizer state (AdamW" + std::string(mixed_ ? ", f32 master weights" : "") + "): " +
+    log("optimizer state (" + std::string(options.adam_8bit ? "8-bit AdamW" : "AdamW") +
+        (mixed_ ? ", f32 master weights" : "") + "): " +
         format_size(device_state_bytes()) + " on the device, " +
         format_size(host_state_bytes()) + " in host memory" +
         (offload_ && device.is_cuda() ? " (pinned)" : ""));
@@ -92,7 +103,9 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
 
 std::size_t Trainer::device_state_bytes() const {
   std::size_t bytes = 0;
-  for (const Tensor& t : m_) bytes += 2 * t.nbytes();  // m and v
+  for (const std::vector<Tensor>* state : {&m_, &v_, &m_absmax_, &v_absmax_}) {
+    for (const Tensor& t : *state) bytes += t.nbytes();
+  }
   if (mixed_) for (const Tensor& t : master_) bytes += t.nbytes();
   for (const Tensor* t : {&staging_master_, &staging_m_, &staging_v_}) {
     if (t->defined()) bytes += t->nbytes();
@@ -155,8 +168,13 @@ void Trainer::update_on_device() {
   std::vector<Tensor> grads = model_.gradient_tensors();
   Tensor none;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    ops::adamw_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], v_[i],
-                    model_.options().adamw, optimizer_steps_);
+    if (model_.options().adam_8bit) {
+      ops::adamw8bit_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], m_absmax_[i], v_[i], v_absmax_[i],
+                          model_.options().adamw, optimizer_steps_);
+    } else {
+      ops::adamw_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], v_[i],
+                      model_.options().adamw, optimizer_steps_);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // One training step over micro-batches: zero the gradients, forward+backward each micro-batch
 // (gradients accumulate), then (f16) unscale and check for overflow, clip by the global norm, and
 // AdamW. The optimizer state is f32: moments m and v, plus master weights when the model runs in
-// bf16/f16. It lives on the device (Tag::optimizer) or, with offload_optimizer, in host memory
+// bf16/f16 (with adam_8bit, on the device only: the moments are a byte each plus a scale per block). It lives on the device (Tag::optimizer) or, with offload_optimizer, in host memory
 // (pinned on cuda) and is streamed through a fixed device staging ring chunk by chunk, copies in
 // and out overlapping the update (offload_streams.hpp).
 #pragma once
@@ -64,6 +64,7 @@ class Trainer {
   ops::GradScaler scaler_;
   int optimizer_steps_ = 0;
   std::vector<Tensor> master_, m_, v_;  // on device (master_ aliases params in f32)
+  std::vector<Tensor> m_absmax_, v_absmax_;  // adam_8bit: m_ and v_ hold byte codes, these the block scales
   std::vector<HostState> host_state_;   // offloaded
   std::int64_t chunk_elements_ = 0;
   Tensor staging_master_, staging_m_, staging_v_;  // (kOffloadSlots, chunk) f32 each

@@ -64,6 +64,7 @@ struct TrainOptions {
   AttentionKind attention = AttentionKind::naive;
   bool checkpointing = false;      // keep only block inputs; recompute each block in backward
   bool offload_optimizer = false;  // AdamW moments (and f32 master) in host memory, streamed
+  bool adam_8bit = false;          // AdamW moments as bytes, block-wise (kernels/transformer/adamw8bit.hpp)
   ops::AdamWConfig adamw{3e-4f, 0.9f, 0.95f, 1e-8f, 0.0f};
   float grad_clip = 1.0f;          // global norm; <= 0 disables clipping
   float initial_loss_scale = 65536.0f;  // f16 only

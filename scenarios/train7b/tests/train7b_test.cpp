@@ -21,14 +21,16 @@ constexpr double kParameters = 6738415616.0;  // llama-7b
 
 class Train7bStory : public ::testing::TestWithParam<Case> {};
 
-TEST_P(Train7bStory, SixteenBytesPerParameterOomsAndOffloadFits) {
+TEST_P(Train7bStory, SixteenBytesPerParameterOomsAndTheFixesFit) {
   const auto [device, scale] = GetParam();
   for (const char* variant : {"broken", "bf16-mixed"}) {
     EXPECT_TRUE(run_scenario("train7b", variant, device, scale).oom.has_value()) << variant;
   }
-  const auto offload = run_scenario("train7b", "offload", device, scale);
-  EXPECT_FALSE(offload.oom.has_value());
-  EXPECT_EQ(offload.stats.num_ooms, 0u);
+  for (const char* variant : {"8bit-adam", "offload"}) {
+    const auto fix = run_scenario("train7b", variant, device, scale);
+    EXPECT_FALSE(fix.oom.has_value()) << variant;
+    EXPECT_EQ(fix.stats.num_ooms, 0u) << variant;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dry, Train7bStory,
@@ -47,6 +49,8 @@ TEST(Train7bFull, BytesPerParameterOfEachRung) {
   // master and moments), plus checkpointed activations and the logits: both about 16.
   EXPECT_NEAR(peak_bytes_per_parameter("broken"), 16.4, 0.3);
   EXPECT_NEAR(peak_bytes_per_parameter("bf16-mixed"), 16.2, 0.3);
+  // 2 + 2 + 4 + 1 + 1: bf16 weights and grads, f32 master, a byte per moment.
+  EXPECT_NEAR(peak_bytes_per_parameter("8bit-adam"), 10.2, 0.3);
   // bf16 weights and grads only (4), the rest on the host.
   EXPECT_NEAR(peak_bytes_per_parameter("offload"), 5.0, 0.3);
 }
@@ -68,7 +72,8 @@ TEST(Train7bFull, TheCardsEachRungFits) {
     const char* card;
     bool fits;
   };
-  for (const Fit& f : {Fit{"bf16-mixed", "h200", true}, Fit{"offload", "a100-40g", true},
+  for (const Fit& f : {Fit{"bf16-mixed", "h200", true}, Fit{"8bit-adam", "a100-80g", true},
+                       Fit{"8bit-adam", "a100-40g", false}, Fit{"offload", "a100-40g", true},
                        Fit{"offload", "rtx4090", false}, Fit{"broken", "a100-80g", false}}) {
     const auto run = run_scenario("train7b", f.variant, DeviceKind::dry, Scale::full, f.card);
     EXPECT_EQ(!run.oom.has_value(), f.fits) << f.variant << " on " << f.card;
@@ -76,7 +81,7 @@ TEST(Train7bFull, TheCardsEachRungFits) {
 }
 
 TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
-  for (const char* variant : {"broken", "bf16-mixed", "offload"}) {
+  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload"}) {
     const auto plan = scenarios::train7b_plan(variant, Scale::full);
     EXPECT_EQ(plan.config.parameter_count(), 6738415616u);
     EXPECT_EQ(plan.seq, 2048);
@@ -87,18 +92,29 @@ TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
   EXPECT_THROW(scenarios::train7b_plan("lora", Scale::full), std::invalid_argument);
 }
 
-TEST(Train7bOnHost, OutcomesMatchDryEventForEventAndOffloadLearns) {
-  for (const char* variant : {"broken", "bf16-mixed", "offload"}) {
+TEST(Train7bOnHost, EightBitAdamsLossCurveTracksTheF32Optimizers) {
+  // 30 steps of the tiny model, no cap: the same batches, f32 moments against 8-bit ones. The loss
+  // falls from 4.19 to 1.58; the two runs end within 2% of that fall of each other (measured:
+  // 0.0009 apart).
+  const auto f32 = run_scenario("train7b", "bf16-mixed", DeviceKind::host, Scale::tiny, "unlimited", 30);
+  const auto eight = run_scenario("train7b", "8bit-adam", DeviceKind::host, Scale::tiny, "unlimited", 30);
+  const double fall = f32.metrics.at("first_loss") - f32.metrics.at("last_loss");
+  EXPECT_GT(fall, 1.0);
+  EXPECT_EQ(eight.metrics.at("first_loss"), f32.metrics.at("first_loss"));  // the same model and data
+  EXPECT_NEAR(eight.metrics.at("last_loss"), f32.metrics.at("last_loss"), 0.02 * fall);
+}
+
+TEST(Train7bOnHost, OutcomesMatchDryEventForEventAndTheFixesLearn) {
+  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload"}) {
     const auto host = run_scenario("train7b", variant, DeviceKind::host, Scale::tiny);
     const auto dry = run_scenario("train7b", variant, DeviceKind::dry, Scale::tiny);
-    EXPECT_EQ(host.oom.has_value(), std::string(variant) != "offload") << variant;
+    const bool fix = std::string(variant) == "offload" || std::string(variant) == "8bit-adam";
+    EXPECT_EQ(host.oom.has_value(), !fix) << variant;
     ASSERT_EQ(host.events.size(), dry.events.size()) << variant;
     for (std::size_t i = 0; i < host.events.size(); ++i) {
       ASSERT_TRUE(host.events[i].same_as(dry.events[i])) << variant << " event " << i;
     }
-    if (std::string(variant) == "offload") {
-      EXPECT_LT(host.metrics.at("last_loss"), host.metrics.at("first_loss"));
-    }
+    if (fix) EXPECT_LT(host.metrics.at("last_loss"), host.metrics.at("first_loss")) << variant;
   }
 }
 
