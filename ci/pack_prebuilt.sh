@@ -13,7 +13,7 @@ kernel_tests=(kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernel
               kernels/attention/tests/kernels_attention_gpu_test
               kernels/transformer/tests/kernels_transformer_gpu_test)
 programs=(harness/cli/oomlab scenarios/spawn/tests/spawn_gpu_test harness/cli/tests/doctor_gpu_test
-          harness/cli/tests/question_gpu_test
+          harness/cli/tests/question_gpu_test scenarios/train7b/tests/train7b_gpu_test
           harness/device/tests/device_gpu_test "${kernel_tests[@]}")
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
