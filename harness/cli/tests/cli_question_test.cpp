@@ -110,12 +110,15 @@ TEST(CliQuestion, BadKnobsAreOneClearLine) {
   expect_usage_error(with("batch=2,batch=4"), "twice");
   expect_usage_error({"run", "gpt_train", "--device", "dry", "--variant", "grad-accum", "--set", "batch=30"},
                      "micro_batches");
+  expect_usage_error(with("optimizer=adamw8bit,offload=true"), "does not combine with offload");
+  expect_usage_error(with("optimizer=sgd"), "sgd");
 }
 
 TEST(CliQuestion, ListShowsAScenariosKnobs) {
   Result result = run_oomlab({"list", "gpt_train"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  for (const char* knob : {"model", "batch", "seq", "dtype", "attention", "checkpointing", "micro_batches", "offload"}) {
+  for (const char* knob : {"model", "batch", "seq", "dtype", "attention", "checkpointing", "micro_batches", "offload",
+                           "optimizer"}) {
     EXPECT_NE(result.out.find(knob), std::string::npos) << knob;
   }
   EXPECT_NE(result.out.find("gpt2-1.5b"), std::string::npos);
