@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "harness/runner/run_context.hpp"
-#include "scenarios/gpt_train/training_knobs.hpp"
 
 namespace oomlab::scenarios {
 namespace {
@@ -109,20 +107,6 @@ std::string GptTrainScenario::budget(Scale scale) const {
 
 // Two steps at least: the f16 variant injects its overflow in step 1. Host kernels are slow.
 int GptTrainScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 3; }
-
-std::vector<KnobSpec> GptTrainScenario::knobs() const { return training_knob_specs(); }
-
-std::map<std::string, std::string> GptTrainScenario::variant_knobs(const std::string& variant, Scale scale) const {
-  return training_knob_values(gpt_train_plan(variant, scale));
-}
-
-void GptTrainScenario::check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
-  with_training_knobs(gpt_train_plan(variant, scale), knobs);
-}
-
-void GptTrainScenario::run(const std::string& variant, RunContext& context) const {
-  run_training(with_training_knobs(gpt_train_plan(variant, context.scale()), knobs_of(variant, context)), context);
-}
 
 OOMLAB_REGISTER_SCENARIO(GptTrainScenario);
 

@@ -4,29 +4,26 @@
 // batch, bf16 mixed precision, f16 with dynamic loss scaling, gradient accumulation, activation
 // checkpointing, and AdamW state offloaded to host memory.
 #pragma once
-#include <map>
 #include <string>
 #include <vector>
 
-#include "harness/runner/scenario.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/gpt_train/training_scenario.hpp"
 
 namespace oomlab::scenarios {
 
 // The plan a variant runs at a scale (model, precision, attention, batch split, ...).
 TrainingPlan gpt_train_plan(const std::string& variant, Scale scale);
 
-class GptTrainScenario final : public Scenario {
+class GptTrainScenario final : public TrainingScenario {
  public:
   std::string name() const override { return "gpt_train"; }
   std::string summary() const override;
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
-  std::vector<KnobSpec> knobs() const override;
-  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
-  void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;
-  void run(const std::string& variant, RunContext& context) const override;
+
+ protected:
+  TrainingPlan plan(const std::string& variant, Scale scale) const override { return gpt_train_plan(variant, scale); }
 };
 
 }  // namespace oomlab::scenarios

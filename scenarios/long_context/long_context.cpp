@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "harness/runner/run_context.hpp"
-#include "scenarios/gpt_train/training_knobs.hpp"
 
 namespace oomlab::scenarios {
 namespace {
@@ -64,20 +62,6 @@ std::string LongContextScenario::budget(Scale scale) const {
 }
 
 int LongContextScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 3; }
-
-std::vector<KnobSpec> LongContextScenario::knobs() const { return training_knob_specs(); }
-
-std::map<std::string, std::string> LongContextScenario::variant_knobs(const std::string& variant, Scale scale) const {
-  return training_knob_values(long_context_plan(variant, scale));
-}
-
-void LongContextScenario::check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
-  with_training_knobs(long_context_plan(variant, scale), knobs);
-}
-
-void LongContextScenario::run(const std::string& variant, RunContext& context) const {
-  run_training(with_training_knobs(long_context_plan(variant, context.scale()), knobs_of(variant, context)), context);
-}
 
 OOMLAB_REGISTER_SCENARIO(LongContextScenario);
 

@@ -3,28 +3,25 @@
 // 3 GiB per layer, 36 GiB in all, past a 40 GB A100. The fused (flash-style) kernel keeps only
 // the output and a per-row logsumexp: memory linear in T.
 #pragma once
-#include <map>
 #include <string>
 #include <vector>
 
-#include "harness/runner/scenario.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/gpt_train/training_scenario.hpp"
 
 namespace oomlab::scenarios {
 
 TrainingPlan long_context_plan(const std::string& variant, Scale scale);
 
-class LongContextScenario final : public Scenario {
+class LongContextScenario final : public TrainingScenario {
  public:
   std::string name() const override { return "long_context"; }
   std::string summary() const override;
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
-  std::vector<KnobSpec> knobs() const override;
-  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
-  void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;
-  void run(const std::string& variant, RunContext& context) const override;
+
+ protected:
+  TrainingPlan plan(const std::string& variant, Scale scale) const override { return long_context_plan(variant, scale); }
 };
 
 }  // namespace oomlab::scenarios

@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "harness/runner/run_context.hpp"
-#include "scenarios/gpt_train/training_knobs.hpp"
 
 namespace oomlab::scenarios {
 namespace {
@@ -75,20 +73,6 @@ std::string Train7bScenario::budget(Scale scale) const {
 }
 
 int Train7bScenario::default_steps(Scale scale) const { return scale == Scale::full ? 2 : 3; }
-
-std::vector<KnobSpec> Train7bScenario::knobs() const { return training_knob_specs(); }
-
-std::map<std::string, std::string> Train7bScenario::variant_knobs(const std::string& variant, Scale scale) const {
-  return training_knob_values(train7b_plan(variant, scale));
-}
-
-void Train7bScenario::check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
-  with_training_knobs(train7b_plan(variant, scale), knobs);
-}
-
-void Train7bScenario::run(const std::string& variant, RunContext& context) const {
-  run_training(with_training_knobs(train7b_plan(variant, context.scale()), knobs_of(variant, context)), context);
-}
 
 OOMLAB_REGISTER_SCENARIO(Train7bScenario);
 

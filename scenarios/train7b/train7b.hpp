@@ -11,28 +11,25 @@
 // Every rung recomputes activations (checkpointing), so the optimizer is the story. The issue's
 // further rungs (LoRA, int8 base + LoRA) are not built yet.
 #pragma once
-#include <map>
 #include <string>
 #include <vector>
 
-#include "harness/runner/scenario.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/gpt_train/training_scenario.hpp"
 
 namespace oomlab::scenarios {
 
 TrainingPlan train7b_plan(const std::string& variant, Scale scale);
 
-class Train7bScenario final : public Scenario {
+class Train7bScenario final : public TrainingScenario {
  public:
   std::string name() const override { return "train7b"; }
   std::string summary() const override;
   std::vector<VariantSpec> variants() const override;
   std::string budget(Scale scale) const override;
   int default_steps(Scale scale) const override;
-  std::vector<KnobSpec> knobs() const override;
-  std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
-  void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;
-  void run(const std::string& variant, RunContext& context) const override;
+
+ protected:
+  TrainingPlan plan(const std::string& variant, Scale scale) const override { return train7b_plan(variant, scale); }
 };
 
 }  // namespace oomlab::scenarios

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 #include <stdexcept>
 
@@ -105,9 +104,11 @@ LoadedWeights load_whole_file_then_cast(Device& device, const CheckpointSource& 
   // 2. Every byte to the device in one upload, in the file's dtype: 4 bytes per parameter for f32.
   memory::TagScope tag(memory::Tag::weights);
   const memory::SiteScope loading("load weights");
-  std::optional<memory::SiteScope> upload(std::in_place, "upload the whole file");
-  Tensor whole_file = Tensor::empty(device, {static_cast<std::int64_t>(bytes / element)}, file_dtype);
-  upload.reset();
+  Tensor whole_file;
+  {
+    const memory::SiteScope upload("upload the whole file");
+    whole_file = Tensor::empty(device, {static_cast<std::int64_t>(bytes / element)}, file_dtype);
+  }
   if (host_copy) whole_file.copy_from_host(host_copy.get(), bytes);
   host_copy.reset();
 
