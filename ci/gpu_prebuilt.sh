@@ -3,9 +3,11 @@
 # is scarce). ci/pack_prebuilt.sh packs stripped test programs of a build folder into
 # .carry/prebuilt.tar.zst; the device tool carries it (`carry: [".carry"]`) and this script
 # unpacks it at the same place, so the source paths compiled into the tests resolve, and runs:
-#   engines   every kernel GPU test as built (sm_90a SASS on an H200: the Hopper engines) and again
-#             with CUDA_FORCE_PTX_JIT=1, which makes the driver JIT the compute_80 PTX: the
-#             Ampere-class engines (mma.sync, cp.async) that A100 and RTX cards run
+#   engines   every kernel GPU test as built (sm_90a SASS on an H200: the Hopper engines), and those
+#             that never call cuBLAS (core, conv) again with CUDA_FORCE_PTX_JIT=1, which makes the
+#             driver JIT the compute_80 PTX: the Ampere-class engines (mma.sync, cp.async) that
+#             A100 and RTX cards run. cuBLAS fails to start under that flag (its handle creation
+#             JITs its own kernels): the others' Ampere engines are the sm80 stage's job
 #   serial    the GPU tests that measure the whole device (spawn's contexts, doctor), the device's
 #             own, bisect/advise confirming on cuda, and train7b's peaks against dry, one at a time
 #   sm80=DIR  the kernel GPU tests of a second, sm_80-only build packed beside the first: its
@@ -53,6 +55,7 @@ for stage in "${stages[@]}"; do
         name=$(basename "$program")
         step "engines: $name as built (sm_90a)"
         run_gtest "$name.sm90a" "$build/$program"
+        grep -qx "$program" "$build/.ptx_jit_tests" || continue
         step "engines: $name on the compute_80 PTX (Ampere engines)"
         CUDA_FORCE_PTX_JIT=1 run_gtest "$name.ptx80" "$build/$program"
       done

@@ -23,6 +23,8 @@ for program in "${programs[@]}"; do
   strip -o "$staging/$build/$program" "$build/$program"
 done
 printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
+# The ones that run under CUDA_FORCE_PTX_JIT=1 (no cuBLAS handle: see ci/gpu_prebuilt.sh).
+printf '%s\n' "${kernel_tests[@]:0:2}" >"$staging/$build/.ptx_jit_tests"
 if [[ -n "$extra" ]]; then
   for program in "${kernel_tests[@]}"; do
     [[ -x "$extra/$program" ]] || continue
