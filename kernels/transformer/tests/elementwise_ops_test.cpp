@@ -10,6 +10,7 @@
 #include "kernels/testing/random_fill.hpp"
 #include "kernels/transformer/cast.hpp"
 #include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/loss_scale.hpp"
 #include "kernels/transformer/quantize.hpp"
 #include "kernels/transformer/residual.hpp"
@@ -76,6 +77,31 @@ TEST(Swiglu, KnownValueAndBackwardMatchesFiniteDifferences) {
                         kFiniteDifferenceTolerance, "dgate"));
   EXPECT_TRUE(all_close(dup.to_host_f32(), finite_difference_gradient(up, loss),
                         kFiniteDifferenceTolerance, "dup"));
+}
+
+TEST(FillNormal, SeededStandardNormalScaled) {
+  Tensor a = Tensor::empty(host_device(), {200000}, DType::f32);
+  Tensor b = Tensor::empty(host_device(), {200000}, DType::f32);
+  fill_normal(a, 5, 0.02f);
+  fill_normal(b, 5, 0.02f);
+  EXPECT_EQ(a.to_host_f32(), b.to_host_f32());  // a function of (seed, index) only
+  const std::vector<float> values = a.to_host_f32();
+  double sum = 0, squares = 0, beyond_3_sigma = 0;
+  for (float v : values) {
+    sum += v;
+    squares += double(v) * v;
+    beyond_3_sigma += std::abs(v) > 0.06f;
+  }
+  const double n = double(values.size());
+  EXPECT_NEAR(sum / n, 0.0, 3 * 0.02 / std::sqrt(n) * 2);
+  EXPECT_NEAR(std::sqrt(squares / n), 0.02, 0.02 * 0.01);
+  EXPECT_NEAR(beyond_3_sigma / n, 0.0027, 0.0006);  // a normal's tails, not a uniform's
+  fill_normal(b, 6, 0.02f);
+  EXPECT_NE(a.to_host_f32(), b.to_host_f32());
+  Tensor low = Tensor::empty(host_device(), {1000}, DType::bf16);
+  fill_normal(low, 5, 0.02f);  // rounded once from the same draws
+  const std::vector<float> rounded = low.to_host_f32();
+  for (std::size_t i = 0; i < rounded.size(); ++i) EXPECT_EQ(rounded[i], round_to_dtype(values[i], DType::bf16));
 }
 
 TEST(Residual, AddsAndMayAliasAnInput) {

@@ -13,6 +13,7 @@
 #include "kernels/transformer/cross_entropy.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/grad_norm.hpp"
 #include "kernels/transformer/layernorm.hpp"
 #include "kernels/transformer/loss_scale.hpp"
@@ -63,6 +64,20 @@ TEST(TransformerGpu, RopeForwardAndBackward) {
       rope_backward(dx.host);
       rope_backward(dx.cuda);
       EXPECT_TRUE(pair_close(dx, tol, "rope_backward"));
+    }
+  }
+}
+
+TEST(TransformerGpu, FillNormalEqualsTheHost) {
+  OOMLAB_REQUIRE_GPU();
+  // The same (seed, index) draws on both sides: only logf/cosf/sqrtf's last ulp may differ.
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    for (std::int64_t n : {1, 4099, 3000017}) {
+      Pair out = output_pair({n}, dtype);
+      fill_normal(out.host, 77, 0.02f);
+      fill_normal(out.cuda, 77, 0.02f);
+      EXPECT_TRUE(pair_close(out, dtype == DType::f32 ? Tolerance{1e-7, 1e-5} : tolerance_for(dtype),
+                             std::string("fill_normal ") + dtype_name(dtype)));
     }
   }
 }

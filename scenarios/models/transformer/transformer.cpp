@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <sstream>
 
 #include "harness/memory/size.hpp"
@@ -18,6 +17,7 @@
 #include "kernels/transformer/cross_entropy.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/gelu.hpp"
+#include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/layernorm.hpp"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/residual.hpp"
@@ -38,23 +38,19 @@ Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
   return stacked.defined() ? layer_slice(stacked, layer) : Tensor();
 }
 
+// One parameter tensor's initial values, in f32: N(0, 0.02) (residual projections scaled by
+// 1/sqrt(2L), as GPT-2 does), ones or zeros. Drawn on the tensor's device from (seed, tensor
+// index, element index), so host and cuda start from the same model.
 void initialize_f32(Tensor& tensor, const ParameterSpec& spec, const TransformerConfig& config,
-                    std::mt19937& rng) {
-  std::vector<float> values(static_cast<std::size_t>(tensor.numel()));
-  const float stddev = spec.init == InitKind::residual_normal
-                           ? 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers))
-                           : 0.02f;
+                    std::uint64_t seed) {
   switch (spec.init) {
-    case InitKind::ones: std::fill(values.begin(), values.end(), 1.0f); break;
-    case InitKind::zeros: std::fill(values.begin(), values.end(), 0.0f); break;
-    case InitKind::normal:
-    case InitKind::residual_normal: {
-      std::normal_distribution<float> dist(0.0f, stddev);
-      for (float& v : values) v = dist(rng);
-      break;
-    }
+    case InitKind::ones: tensor.fill(1.0); return;
+    case InitKind::zeros: tensor.fill(0.0); return;
+    case InitKind::normal: ops::fill_normal(tensor, seed, 0.02f); return;
+    case InitKind::residual_normal:
+      ops::fill_normal(tensor, seed, 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers)));
+      return;
   }
-  tensor.copy_from_host(values.data(), values.size() * sizeof(float));
 }
 
 }  // namespace
@@ -76,12 +72,12 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
                                  [&](const ParameterSpec& spec) { return gradient_dtype(spec, options_.precision); });
   }
   // Seeded init in f32; a low-precision model rounds it through one f32 tensor at a time. Dry
-  // makes the same staging allocations but generates no values (7B of them would take minutes).
-  std::mt19937 rng(seed);
+  // makes the same staging allocations but writes no values.
+  std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
   for (const ParameterSpec& spec : parameter_specs(config_)) {
     Tensor& param = params_.*spec.member;
     Tensor staging = cd == DType::f32 ? param : Tensor::empty(device_, spec.shape, DType::f32, Tag::workspace);
-    if (!device_.is_dry()) initialize_f32(staging, spec, config_, rng);
+    if (!device_.is_dry()) initialize_f32(staging, spec, config_, tensor_seed++);
     if (cd != DType::f32) ops::cast(param, staging);
   }
   if (log) {

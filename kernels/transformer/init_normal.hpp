@@ -1,0 +1,17 @@
+// Parameter initialisation: out[i] = stddev * N(0, 1) drawn from (seed, i) (init_normal_math.hpp),
+// written in out's float dtype. Same values on host and cuda; nothing is written on dry.
+#pragma once
+#include <cstdint>
+
+#include "harness/memory/source.hpp"
+#include "kernels/core/tensor.hpp"
+
+namespace oomlab::ops {
+
+void fill_normal(Tensor& out, std::uint64_t seed, float stddev);
+
+namespace cuda {
+void fill_normal(Tensor& out, std::uint64_t seed, float stddev, memory::StreamHandle stream);
+}
+
+}  // namespace oomlab::ops
