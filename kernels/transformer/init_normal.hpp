@@ -1,5 +1,6 @@
-// Parameter initialisation: out[i] = stddev * N(0, 1) drawn from (seed, i) (init_normal_math.hpp),
-// written in out's float dtype. Same values on host and cuda; nothing is written on dry.
+// Parameter initialisation: out[i] = stddev * N(0, 1) drawn from (seed, first_index + i)
+// (init_normal_math.hpp), written in out's float dtype: slices filled with their offsets hold the
+// values the whole tensor would. Same values on host and cuda; nothing is written on dry.
 #pragma once
 #include <cstdint>
 
@@ -8,10 +9,11 @@
 
 namespace oomlab::ops {
 
-void fill_normal(Tensor& out, std::uint64_t seed, float stddev);
+void fill_normal(Tensor& out, std::uint64_t seed, float stddev, std::uint64_t first_index = 0);
 
 namespace cuda {
-void fill_normal(Tensor& out, std::uint64_t seed, float stddev, memory::StreamHandle stream);
+void fill_normal(Tensor& out, std::uint64_t seed, float stddev, std::uint64_t first_index,
+                 memory::StreamHandle stream);
 }
 
 }  // namespace oomlab::ops

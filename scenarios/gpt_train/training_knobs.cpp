@@ -41,6 +41,13 @@ std::vector<KnobSpec> training_knob_specs() {
       KnobSpec::boolean("offload", "AdamW master weights and moments in pinned host memory"),
       KnobSpec::choice("optimizer", "adamw (f32 moments) or adamw8bit (a byte per moment, block-wise; on the device)",
                        {"adamw", "adamw8bit"}),
+      KnobSpec::integer("rank", "LoRA: 0 trains every weight; r > 0 freezes the base and trains rank-r adapters",
+                        0, 4096),
+      KnobSpec::choice("targets", "LoRA: the projections with adapters (attention: q/k/v and output; mlp: "
+                                  "gate/up/down or fc/proj)",
+                       {"all", "attention", "mlp"}),
+      KnobSpec::boolean("quantize_base", "LoRA: the frozen base's projections in int8 (per-row absmax), "
+                                         "dequantised at each use (needs rank > 0)"),
   };
 }
 
@@ -53,7 +60,10 @@ std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan
           {"checkpointing", plan.options.checkpointing ? "true" : "false"},
           {"micro_batches", std::to_string(plan.micro_batches)},
           {"offload", plan.options.offload_optimizer ? "true" : "false"},
-          {"optimizer", plan.options.adam_8bit ? "adamw8bit" : "adamw"}};
+          {"optimizer", plan.options.adam_8bit ? "adamw8bit" : "adamw"},
+          {"rank", std::to_string(plan.options.lora.rank)},
+          {"targets", model::lora_targets_name(plan.options.lora.targets)},
+          {"quantize_base", plan.options.lora.int8_base ? "true" : "false"}};
 }
 
 TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
@@ -81,6 +91,16 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
   if (plan.options.adam_8bit && plan.options.offload_optimizer) {
     throw std::invalid_argument("optimizer=adamw8bit keeps its moments on the device: it does not combine with "
                                 "offload=true");
+  }
+  plan.options.lora.rank = static_cast<int>(knobs.integer("rank"));
+  const std::string targets = knobs.text("targets");
+  plan.options.lora.targets = targets == "attention" ? model::LoraTargets::attention
+                              : targets == "mlp"     ? model::LoraTargets::mlp
+                                                     : model::LoraTargets::all;
+  plan.options.lora.int8_base = knobs.boolean("quantize_base");
+  if (plan.options.lora.int8_base && !plan.options.lora.enabled()) {
+    throw std::invalid_argument("quantize_base=true freezes the base in int8: it needs LoRA adapters to train "
+                                "(set rank > 0, e.g. rank=16)");
   }
   return plan;
 }

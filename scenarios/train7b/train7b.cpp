@@ -10,6 +10,9 @@ const char* const kBroken = "broken";
 const char* const kBf16Mixed = "bf16-mixed";
 const char* const kAdam8Bit = "8bit-adam";
 const char* const kOffload = "offload";
+const char* const kLora = "lora";
+const char* const kInt8Lora = "int8-lora";
+constexpr int kLoraRank = 16;
 
 }  // namespace
 
@@ -41,6 +44,12 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
     plan.options.attention = model::AttentionKind::fused;
     plan.options.adam_8bit = variant == kAdam8Bit;         // THE FIX: a byte per moment, not four
     plan.options.offload_optimizer = variant == kOffload;  // THE FIX: master and moments on the host
+  } else if (variant == kLora || variant == kInt8Lora) {
+    plan.options.precision = model::Precision::bf16;
+    plan.options.attention = model::AttentionKind::fused;
+    plan.options.lora.rank = kLoraRank;  // THE FIX: the base frozen, 40M adapter weights train
+    plan.options.lora.targets = model::LoraTargets::all;
+    plan.options.lora.int8_base = variant == kInt8Lora;  // AND: a byte per frozen projection weight
   } else {
     throw std::invalid_argument("train7b: unknown variant '" + variant + "'");
   }
@@ -49,7 +58,8 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
 
 std::string Train7bScenario::summary() const {
   return "LLaMA 7B training: 16 bytes/param of weights, grads and AdamW (f32 or bf16-mixed) overflow an "
-         "H100 80GB; the optimizer in host memory fits an A100 40GB";
+         "H100 80GB; 8-bit moments fit it, the optimizer in host memory an A100 40GB, LoRA an RTX 4090 "
+         "and LoRA on an int8 base an RTX 3060 12GB";
 }
 
 std::vector<VariantSpec> Train7bScenario::variants() const {
@@ -59,6 +69,12 @@ std::vector<VariantSpec> Train7bScenario::variants() const {
       {kAdam8Bit, "bf16 weights and grads, f32 master, 8-bit block-wise AdamW moments: 10 bytes per parameter",
        Expect::ok},
       {kOffload, "bf16 weights and grads on the GPU, f32 master and moments in host memory: 4 bytes per parameter",
+       Expect::ok},
+      {kLora, "frozen bf16 base, rank-16 LoRA adapters on all seven projections (f32 AdamW on 40M adapter "
+              "weights only): 2 bytes per parameter",
+       Expect::ok},
+      {kInt8Lora, "frozen base with int8 projections (per-row absmax, dequantised at each use) plus LoRA: "
+                  "about 1 byte per parameter",
        Expect::ok},
   };
 }

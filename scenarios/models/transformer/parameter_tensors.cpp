@@ -46,6 +46,14 @@ std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const Transformer
   return list;
 }
 
+bool stacked_per_layer(const ParameterSpec& spec) {
+  using P = ParameterTensors;
+  for (Tensor P::*outer : {&P::wte, &P::wpe, &P::lnf_w, &P::lnf_b, &P::lm_head}) {
+    if (spec.member == outer) return false;
+  }
+  return true;
+}
+
 Tensor layer_slice(const Tensor& stacked, std::int64_t layer) {
   Shape inner(stacked.shape().begin() + 1, stacked.shape().end());
   return stacked.slice(layer, layer + 1).view(inner);

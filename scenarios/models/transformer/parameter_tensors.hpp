@@ -66,6 +66,10 @@ ParameterTensors allocate_parameters(Device& device, const TransformerConfig& co
 // The defined tensors of a struct in table order (for loops over all parameters).
 std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const TransformerConfig& config);
 
+// True for the (L, ...) tensors stacked over the layers (every tensor but the embeddings, the final
+// norm and the LM head).
+bool stacked_per_layer(const ParameterSpec& spec);
+
 // Layer `layer` of a stacked (L, ...) tensor, without the leading dimension; shares storage.
 Tensor layer_slice(const Tensor& stacked, std::int64_t layer);
 

@@ -44,7 +44,7 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
   scaler_.scale = model.dtype() == DType::f16 ? options.initial_loss_scale : 1.0f;
   scaler_.growth_interval = options.loss_scale_growth_interval;
   Device& device = model.device();
-  std::vector<Tensor> params = model.parameter_tensors();
+  std::vector<Tensor> params = model.trainable_tensors();
   TagScope tag(Tag::optimizer);
   if (!offload_) {
     for (const Tensor& param : params) {
@@ -143,7 +143,7 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
   report.loss = static_cast<float>(loss_sum / static_cast<double>(tokens));
 
   phase.next("train.unscale+clip");
-  std::vector<Tensor> grads = model_.gradient_tensors();
+  std::vector<Tensor> grads = model_.trainable_gradients();
   if (f16) {
     found_inf_.zero();
     if (inject_overflow) flat_range(grads.front(), 0, 1).fill(std::numeric_limits<double>::infinity());
@@ -164,8 +164,8 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
 }
 
 void Trainer::update_on_device() {
-  std::vector<Tensor> params = model_.parameter_tensors();
-  std::vector<Tensor> grads = model_.gradient_tensors();
+  std::vector<Tensor> params = model_.trainable_tensors();
+  std::vector<Tensor> grads = model_.trainable_gradients();
   Tensor none;
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (model_.options().adam_8bit) {
@@ -183,8 +183,8 @@ void Trainer::update_on_device() {
 // i-1's update and copy out (OffloadStreams orders the three streams).
 void Trainer::update_offloaded() {
   Device& device = model_.device();
-  std::vector<Tensor> params = model_.parameter_tensors();
-  std::vector<Tensor> grads = model_.gradient_tensors();
+  std::vector<Tensor> params = model_.trainable_tensors();
+  std::vector<Tensor> grads = model_.trainable_gradients();
   Tensor none;
   OffloadStreams& streams = *offload_streams_;
   streams.begin_update();

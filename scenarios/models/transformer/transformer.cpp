@@ -20,6 +20,7 @@
 #include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/layernorm.hpp"
 #include "kernels/transformer/matmul.hpp"
+#include "kernels/transformer/quantize.hpp"
 #include "kernels/transformer/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/rope.hpp"
@@ -41,14 +42,15 @@ Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
 // One parameter tensor's initial values, in f32: N(0, 0.02) (residual projections scaled by
 // 1/sqrt(2L), as GPT-2 does), ones or zeros. Drawn on the tensor's device from (seed, tensor
 // index, element index), so host and cuda start from the same model.
+// `first_index`: the offset of `tensor` (a layer's slice) in the whole parameter.
 void initialize_f32(Tensor& tensor, const ParameterSpec& spec, const TransformerConfig& config,
-                    std::uint64_t seed) {
+                    std::uint64_t seed, std::uint64_t first_index) {
   switch (spec.init) {
     case InitKind::ones: tensor.fill(1.0); return;
     case InitKind::zeros: tensor.fill(0.0); return;
-    case InitKind::normal: ops::fill_normal(tensor, seed, 0.02f); return;
+    case InitKind::normal: ops::fill_normal(tensor, seed, 0.02f, first_index); return;
     case InitKind::residual_normal:
-      ops::fill_normal(tensor, seed, 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers)));
+      ops::fill_normal(tensor, seed, 0.02f / std::sqrt(2.0f * static_cast<float>(config.layers)), first_index);
       return;
   }
 }
@@ -57,65 +59,112 @@ void initialize_f32(Tensor& tensor, const ParameterSpec& spec, const Transformer
 
 Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions options,
                          std::uint32_t seed, const LogFn& log)
-    : device_(device), config_(std::move(config)), options_(options) {
+    : device_(device),
+      config_(std::move(config)),
+      options_(options),
+      projections_(device, config_, options_, (std::uint64_t{seed} << 32) + 1000) {
   OOMLAB_CHECK(config_.channels % config_.heads == 0,
                config_.name << ": channels " << config_.channels << " not divisible by heads "
                             << config_.heads);
+  OOMLAB_CHECK(!options_.lora.int8_base || options_.lora.enabled(),
+               "an int8 base is frozen: it needs LoRA adapters (rank > 0) to train");
   const DType cd = dtype();
   {
     TagScope tag(Tag::weights);
-    params_ = allocate_parameters(device_, config_, [&](const ParameterSpec&) { return cd; });
+    params_ = allocate_parameters(device_, config_, [&](const ParameterSpec& spec) {
+      return stored_int8(spec, options_) ? DType::i8 : cd;
+    });
   }
   {
     TagScope tag(Tag::grads);
-    grads_ = allocate_parameters(device_, config_,
-                                 [&](const ParameterSpec& spec) { return gradient_dtype(spec, options_.precision); });
+    if (frozen_base()) {
+      norm_grad_sink_ = Tensor::empty(device_, {2, config_.channels}, DType::f32);
+    } else {
+      grads_ = allocate_parameters(device_, config_, [&](const ParameterSpec& spec) {
+        return gradient_dtype(spec, options_.precision);
+      });
+    }
   }
-  // Seeded init in f32; a low-precision model rounds it through one f32 tensor at a time. Dry
-  // makes the same staging allocations but writes no values.
+  // Seeded init in f32, a layer's slice at a time: a bf16/f16 or int8 parameter is rounded through
+  // one f32 staging tensor of a layer's size, so the init's transient stays small next to the
+  // model (a 7B card with 1.5 GiB to spare still starts). Dry makes the same staging allocations
+  // but writes no values.
   std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
   for (const ParameterSpec& spec : parameter_specs(config_)) {
     Tensor& param = params_.*spec.member;
-    Tensor staging = cd == DType::f32 ? param : Tensor::empty(device_, spec.shape, DType::f32, Tag::workspace);
-    if (!device_.is_dry()) initialize_f32(staging, spec, config_, tensor_seed++);
-    if (cd != DType::f32) ops::cast(param, staging);
+    const bool stacked = stacked_per_layer(spec);
+    for (std::int64_t l = 0; l < (stacked ? config_.layers : 1); ++l) {
+      Tensor target = stacked ? layer_slice(param, l) : param;
+      Tensor staging = param.dtype() == DType::f32
+                           ? target
+                           : Tensor::empty(device_, target.shape(), DType::f32, Tag::workspace);
+      if (!device_.is_dry()) {
+        initialize_f32(staging, spec, config_, tensor_seed, static_cast<std::uint64_t>(l * target.numel()));
+      }
+      if (stored_int8(spec, options_)) {
+        Tensor scales = projections_.scales(*projection_of(spec), l);
+        ops::quantize_int8_rowwise(target, scales, staging);
+      } else if (param.dtype() != DType::f32) {
+        ops::cast(target, staging);
+      }
+    }
+    ++tensor_seed;
   }
   if (log) {
+    std::string lora;
+    if (frozen_base()) {
+      lora = "; frozen base" + std::string(options_.lora.int8_base ? " (int8 projections)" : "") +
+             ", LoRA rank " + std::to_string(options_.lora.rank) + " on " +
+             lora_targets_name(options_.lora.targets) + " projections: " +
+             std::to_string(trainable_elements()) + " trainable parameters";
+    }
     log(config_.name + ": " + std::to_string(config_.parameter_count()) + " parameters, " +
         precision_name(options_.precision) + ", " + attention_name(options_.attention) +
-        " attention" + (options_.checkpointing ? ", activation checkpointing" : "") +
+        " attention" + (options_.checkpointing ? ", activation checkpointing" : "") + lora +
         "; allocated " + format_size(parameter_bytes()) + " for parameters, " +
         format_size(gradient_bytes()) + " for gradients");
   }
 }
 
-std::vector<Tensor> Transformer::parameter_tensors() {
+std::vector<Tensor> Transformer::trainable_tensors() {
+  if (frozen_base()) return projections_.adapter_tensors();
   std::vector<Tensor> list;
   for (Tensor* t : parameter_list(params_, config_)) list.push_back(*t);
   return list;
 }
 
-std::vector<Tensor> Transformer::gradient_tensors() {
+std::vector<Tensor> Transformer::trainable_gradients() {
+  if (frozen_base()) return projections_.adapter_gradients();
   std::vector<Tensor> list;
   for (Tensor* t : parameter_list(grads_, config_)) list.push_back(*t);
   return list;
 }
 
-std::size_t Transformer::parameter_bytes() const {
-  return parameter_elements(config_) * dtype_size(compute_dtype(options_.precision));
-}
-
-std::size_t Transformer::gradient_bytes() const {
-  std::size_t bytes = 0;
-  for (const ParameterSpec& spec : parameter_specs(config_)) {
-    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) *
-             dtype_size(gradient_dtype(spec, options_.precision));
-  }
-  return bytes;
-}
+std::size_t Transformer::parameter_bytes() const { return model::parameter_bytes(config_, options_); }
+std::size_t Transformer::gradient_bytes() const { return model::gradient_bytes(config_, options_); }
+std::size_t Transformer::trainable_elements() const { return model::trainable_elements(config_, options_); }
 
 void Transformer::zero_grads() {
-  for (Tensor* grad : parameter_list(grads_, config_)) grad->zero();
+  for (Tensor& grad : trainable_gradients()) grad.zero();
+}
+
+Tensor Transformer::norm_grad(const Tensor& grad, std::int64_t layer, int slot) const {
+  if (grad.defined()) return layer < 0 ? grad : layer_slice(grad, layer);
+  if (!norm_grad_sink_.defined()) return Tensor();  // GPT-2's bias when the model has none
+  return layer_slice(norm_grad_sink_, slot);
+}
+
+void Transformer::linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,
+                         const Tensor& bias) const {
+  const Tensor w = projections_.weight(which, layer, params_);
+  projections_.forward(which, layer, y, x, w, bias);
+}
+
+void Transformer::linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias,
+                                  const Tensor& dy, const Tensor& x) {
+  const Tensor w = projections_.weight(which, layer, params_);
+  Tensor dw = layer_of(grads_.*projection_member(which), layer);
+  projections_.backward(which, layer, dx, dw, dbias, dy, x, w);
 }
 
 void Transformer::norm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
@@ -157,7 +206,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, layer_of(p.ln1_w, l), layer_of(p.ln1_b, l));
   {
     Tensor qkv = Tensor::empty(dev, s.qkv, cd);  // temporary: backward needs q, k, v, not this
-    ops::matmul(qkv, a.ln1, layer_of(p.qkv_w, l), layer_of(p.qkv_b, l), kLinear);
+    linear(Projection::qkv, l, qkv, a.ln1, layer_of(p.qkv_b, l));
     a.q = Tensor::empty(dev, s.heads, ad);
     a.k = Tensor::empty(dev, s.heads, ad);
     a.v = Tensor::empty(dev, s.heads, ad);
@@ -183,7 +232,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
   {
     Tensor projected = Tensor::empty(dev, s.hidden, cd);
-    ops::matmul(projected, a.attn_out, layer_of(p.attn_proj_w, l), layer_of(p.attn_proj_b, l), kLinear);
+    linear(Projection::attn_out, l, projected, a.attn_out, layer_of(p.attn_proj_b, l));
     ops::residual_add(projected, x, projected);  // in place: x + attention
     a.residual_mid = projected;
   }
@@ -197,19 +246,19 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   Tensor hidden = Tensor::empty(dev, s.mlp, cd);  // temporary: recomputed in backward
   if (gpt2) {
     a.fc = Tensor::empty(dev, s.mlp, cd);
-    ops::matmul(a.fc, a.ln2, layer_of(p.fc_w, l), layer_of(p.fc_b, l), kLinear);
+    linear(Projection::mlp_in, l, a.fc, a.ln2, layer_of(p.fc_b, l));
     ops::gelu_forward(hidden, a.fc);
   } else {
     const Tensor none;
     a.gate = Tensor::empty(dev, s.mlp, cd);
-    ops::matmul(a.gate, a.ln2, layer_of(p.fc_w, l), none, kLinear);
+    linear(Projection::mlp_in, l, a.gate, a.ln2, none);
     a.up = Tensor::empty(dev, s.mlp, cd);
-    ops::matmul(a.up, a.ln2, layer_of(p.up_w, l), none, kLinear);
+    linear(Projection::mlp_up, l, a.up, a.ln2, none);
     ops::swiglu_forward(hidden, a.gate, a.up);
   }
   phase.next("fwd.mlp_down");
   out = Tensor::empty(dev, s.hidden, cd);
-  ops::matmul(out, hidden, layer_of(p.proj_w, l), layer_of(p.proj_b, l), kLinear);
+  linear(Projection::mlp_down, l, out, hidden, layer_of(p.proj_b, l));
   hidden.reset();
   ops::residual_add(out, a.residual_mid, out);
   return a;
@@ -292,7 +341,7 @@ void Transformer::lm_head_backward(Tensor& d_lnf) {
     ops::matmul_backward(d_lnf, grads_.lm_head, none, logits_, lnf_, params_.lm_head, kLinear);
     return;
   }
-  if (dtype() == DType::f32) {
+  if (dtype() == DType::f32 || frozen_base()) {  // frozen: grads_.wte is undefined, dx only
     ops::matmul_backward(d_lnf, grads_.wte, none, logits_, lnf_, params_.wte, kLinear);
     return;
   }
@@ -323,25 +372,24 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     if (gpt2) ops::gelu_forward(hidden, a.fc);
     else ops::swiglu_forward(hidden, a.gate, a.up);
     Tensor d_hidden = Tensor::empty(dev, s.mlp, cd);
-    Tensor d_proj_w = layer_of(g.proj_w, l), d_proj_b = layer_of(g.proj_b, l);
-    ops::matmul_backward(d_hidden, d_proj_w, d_proj_b, d_out, hidden, layer_of(p.proj_w, l), kLinear);
+    Tensor d_proj_b = layer_of(g.proj_b, l);
+    linear_backward(Projection::mlp_down, l, d_hidden, d_proj_b, d_out, hidden);
     hidden.reset();
     if (gpt2) {
       Tensor d_fc = Tensor::empty(dev, s.mlp, cd);
       ops::gelu_backward(d_fc, d_hidden, a.fc);
       d_hidden.reset();
-      Tensor d_fc_w = layer_of(g.fc_w, l), d_fc_b = layer_of(g.fc_b, l);
-      ops::matmul_backward(d_ln2, d_fc_w, d_fc_b, d_fc, a.ln2, layer_of(p.fc_w, l), kLinear);
+      Tensor d_fc_b = layer_of(g.fc_b, l);
+      linear_backward(Projection::mlp_in, l, d_ln2, d_fc_b, d_fc, a.ln2);
     } else {
       Tensor d_gate = Tensor::empty(dev, s.mlp, cd);
       Tensor d_up = Tensor::empty(dev, s.mlp, cd);
       ops::swiglu_backward(d_gate, d_up, d_hidden, a.gate, a.up);
       d_hidden.reset();
-      Tensor d_gate_w = layer_of(g.fc_w, l), d_up_w = layer_of(g.up_w, l);
-      ops::matmul_backward(d_ln2, d_gate_w, none, d_gate, a.ln2, layer_of(p.fc_w, l), kLinear);
+      linear_backward(Projection::mlp_in, l, d_ln2, none, d_gate, a.ln2);
       d_gate.reset();
       Tensor d_ln2_up = Tensor::empty(dev, s.hidden, cd);
-      ops::matmul_backward(d_ln2_up, d_up_w, none, d_up, a.ln2, layer_of(p.up_w, l), kLinear);
+      linear_backward(Projection::mlp_up, l, d_ln2_up, none, d_up, a.ln2);
       d_up.reset();
       ops::residual_add(d_ln2, d_ln2, d_ln2_up);
     }
@@ -350,7 +398,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
   phase.next("bwd.ln2");
   Tensor d_mid = Tensor::empty(dev, s.hidden, cd);
   {
-    Tensor d_ln2_w = layer_of(g.ln2_w, l), d_ln2_b = layer_of(g.ln2_b, l);
+    Tensor d_ln2_w = norm_grad(g.ln2_w, l, 0), d_ln2_b = norm_grad(g.ln2_b, l, 1);
     norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, l), a.ln2_mean,
                   a.ln2_rstd);
     d_ln2.reset();
@@ -364,8 +412,8 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     Tensor d_heads = Tensor::empty(dev, s.heads, ad);
     {
       Tensor d_attn_out = Tensor::empty(dev, s.hidden, cd);
-      Tensor d_w = layer_of(g.attn_proj_w, l), d_b = layer_of(g.attn_proj_b, l);
-      ops::matmul_backward(d_attn_out, d_w, d_b, d_mid, a.attn_out, layer_of(p.attn_proj_w, l), kLinear);
+      Tensor d_b = layer_of(g.attn_proj_b, l);
+      linear_backward(Projection::attn_out, l, d_attn_out, d_b, d_mid, a.attn_out);
       heads_from_tokens({&d_heads}, d_attn_out);
     }
     phase.next("bwd.attention");
@@ -388,13 +436,13 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     dq.reset();
     dk.reset();
     dv.reset();
-    Tensor d_qkv_w = layer_of(g.qkv_w, l), d_qkv_b = layer_of(g.qkv_b, l);
-    ops::matmul_backward(d_ln1, d_qkv_w, d_qkv_b, d_qkv, a.ln1, layer_of(p.qkv_w, l), kLinear);
+    Tensor d_qkv_b = layer_of(g.qkv_b, l);
+    linear_backward(Projection::qkv, l, d_ln1, d_qkv_b, d_qkv, a.ln1);
   }
   // Gradient at the block input: through the first norm, plus the skip connection.
   phase.next("bwd.ln1");
   Tensor d_x = Tensor::empty(dev, s.hidden, cd);
-  Tensor d_ln1_w = layer_of(g.ln1_w, l), d_ln1_b = layer_of(g.ln1_b, l);
+  Tensor d_ln1_w = norm_grad(g.ln1_w, l, 0), d_ln1_b = norm_grad(g.ln1_b, l, 1);
   norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, l), a.ln1_mean, a.ln1_rstd);
   d_ln1.reset();
   ops::residual_add(d_x, d_x, d_mid);
@@ -413,8 +461,9 @@ void Transformer::backward() {
     lm_head_backward(d_lnf);
     logits_.reset();  // the largest single activation goes first
     d_residual = Tensor::empty(device_, shapes_.hidden, cd);
-    norm_backward(d_residual, grads_.lnf_w, grads_.lnf_b, d_lnf, residual_.back(), params_.lnf_w,
-                  lnf_mean_, lnf_rstd_);
+    Tensor d_lnf_w = norm_grad(grads_.lnf_w, -1, 0), d_lnf_b = norm_grad(grads_.lnf_b, -1, 1);
+    norm_backward(d_residual, d_lnf_w, d_lnf_b, d_lnf, residual_.back(), params_.lnf_w, lnf_mean_,
+                  lnf_rstd_);
   }
   lnf_.reset();
   lnf_mean_.reset();
@@ -437,31 +486,57 @@ void Transformer::backward() {
     // `kept` (the block's activations) is freed at the end of this iteration.
   }
   phase.next("bwd.embedding");
-  ops::embedding_backward(grads_.wte, grads_.wpe, d_residual, tokens_);
+  if (!frozen_base()) ops::embedding_backward(grads_.wte, grads_.wpe, d_residual, tokens_);
   d_residual.reset();
   release_activations();
 }
 
 // ---------------------------------------------------------------------------------------------
 
+std::size_t parameter_bytes(const TransformerConfig& config, const TrainOptions& options) {
+  const DType cd = compute_dtype(options.precision);
+  std::size_t bytes = int8_scale_bytes(config, options) + adapter_elements(config, options) * dtype_size(cd);
+  for (const ParameterSpec& spec : parameter_specs(config)) {
+    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(stored_int8(spec, options) ? DType::i8 : cd);
+  }
+  return bytes;
+}
+
+std::size_t gradient_bytes(const TransformerConfig& config, const TrainOptions& options) {
+  if (options.lora.enabled()) {  // the adapters' and the norm gradients' sink
+    return adapter_elements(config, options) * dtype_size(compute_dtype(options.precision)) +
+           2 * static_cast<std::size_t>(config.channels) * sizeof(float);
+  }
+  std::size_t bytes = 0;
+  for (const ParameterSpec& spec : parameter_specs(config)) {
+    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(gradient_dtype(spec, options.precision));
+  }
+  return bytes;
+}
+
+std::size_t trainable_elements(const TransformerConfig& config, const TrainOptions& options) {
+  return options.lora.enabled() ? adapter_elements(config, options) : parameter_elements(config);
+}
+
 std::string describe_memory_plan(const TransformerConfig& config, const TrainOptions& options,
                                  std::int64_t batch, std::int64_t seq) {
-  const std::size_t params = parameter_elements(config);
   const DType cd = compute_dtype(options.precision);
-  std::size_t grads = 0;
-  for (const ParameterSpec& spec : parameter_specs(config)) {
-    grads += static_cast<std::size_t>(shape_numel(spec.shape)) *
-             dtype_size(gradient_dtype(spec, options.precision));
-  }
-  const std::size_t optimizer_per_param = (cd == DType::f32 ? 2 : 3) * sizeof(float);
+  const std::size_t optimizer_per_param =
+      options.adam_8bit ? (cd == DType::f32 ? 0 : 4) + 2 : (cd == DType::f32 ? 2 : 3) * sizeof(float);
   const std::size_t block = block_activation_bytes(config, options, batch, seq);
   const std::size_t outer = outer_activation_bytes(config, options, batch, seq);
   const std::size_t kept_blocks = options.checkpointing ? 1 : static_cast<std::size_t>(config.layers);
   std::ostringstream out;
   out << config.name << " B=" << batch << " T=" << seq << " " << precision_name(options.precision)
       << ", " << attention_name(options.attention) << " attention: parameters "
-      << format_size(params * dtype_size(cd)) << ", gradients " << format_size(grads)
-      << ", optimizer " << format_size(params * optimizer_per_param)
+      << format_size(parameter_bytes(config, options));
+  if (options.lora.enabled()) {
+    out << " (base frozen" << (options.lora.int8_base ? ", int8 projections" : "") << "; LoRA rank "
+        << options.lora.rank << " on " << lora_targets_name(options.lora.targets) << " projections: "
+        << trainable_elements(config, options) << " trainable)";
+  }
+  out << ", gradients " << format_size(gradient_bytes(config, options)) << ", optimizer "
+      << format_size(trainable_elements(config, options) * optimizer_per_param)
       << (options.offload_optimizer ? " (in host memory)" : "") << ", activations "
       << format_size(block) << " per block x " << kept_blocks
       << (options.checkpointing ? " (recomputed one at a time)" : "") << " + "

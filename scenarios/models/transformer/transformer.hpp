@@ -14,6 +14,7 @@
 #include "kernels/core/tensor.hpp"
 #include "scenarios/models/transformer/activation_tensors.hpp"
 #include "scenarios/models/transformer/parameter_tensors.hpp"
+#include "scenarios/models/transformer/projections.hpp"
 #include "scenarios/models/transformer/transformer_config.hpp"
 
 namespace oomlab::model {
@@ -22,7 +23,8 @@ using LogFn = std::function<void(const std::string&)>;
 
 class Transformer {
  public:
-  // Allocates the parameters (compute dtype, Tag::weights) and gradients (Tag::grads) and
+  // Allocates the parameters (compute dtype, Tag::weights; int8 block projections with
+  // options.lora.int8_base) and gradients (Tag::grads; with LoRA only the adapters') and
   // initialises the parameters from `seed` (nothing is written on dry). Logs the sizes.
   Transformer(Device& device, TransformerConfig config, TrainOptions options, std::uint32_t seed,
               const LogFn& log = {});
@@ -33,9 +35,13 @@ class Transformer {
   DType dtype() const { return compute_dtype(options_.precision); }
 
   ParameterTensors& params() { return params_; }  // what the forward reads
-  ParameterTensors& grads() { return grads_; }    // f32, or the compute dtype for matmul weights
-  std::vector<Tensor> parameter_tensors();        // defined tensors in table order
-  std::vector<Tensor> gradient_tensors();
+  ParameterTensors& grads() { return grads_; }    // f32, or the compute dtype for matmul weights;
+                                                  // none with LoRA (the base is frozen)
+  const Projections& projections() const { return projections_; }
+  // What the optimizer updates and their gradients, in the same order: every parameter tensor
+  // in table order, or with LoRA the adapters' A and B.
+  std::vector<Tensor> trainable_tensors();
+  std::vector<Tensor> trainable_gradients();
 
   // Forward over one micro-batch: tokens and targets (B, T) i32 with T <= maxT. The fused
   // cross-entropy writes per-token losses; with `dloss` set (dL/dloss_row: 1/N for a mean, times
@@ -53,9 +59,12 @@ class Transformer {
   // Drops the activations of a forward that will not be followed by backward.
   void release_activations();
 
-  // Bytes of the parameters as allocated here (compute dtype) and of their gradients.
+  // Bytes of the parameters as allocated here (compute dtype, int8 rows and their scales, LoRA
+  // adapters) and of their gradients.
   std::size_t parameter_bytes() const;
   std::size_t gradient_bytes() const;
+  std::size_t trainable_elements() const;
+  bool frozen_base() const { return options_.lora.enabled(); }
 
  private:
   BlockActivations block_forward(std::int64_t layer, const Tensor& x, Tensor& out) const;
@@ -67,12 +76,22 @@ class Transformer {
                      const Tensor& x, const Tensor& weight, const Tensor& mean,
                      const Tensor& rstd) const;
   void lm_head_backward(Tensor& d_lnf);
+  // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
+  void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
+  void linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias, const Tensor& dy,
+                       const Tensor& x);
+  // A norm weight's (or bias's) gradient at a layer, or a sink when the base is frozen: the norm
+  // kernels always write one, and nothing reads it.
+  // layer < 0: an unstacked tensor (the final norm); slot: 0 weight, 1 bias.
+  Tensor norm_grad(const Tensor& grad, std::int64_t layer, int slot) const;
 
   Device& device_;
   TransformerConfig config_;
   TrainOptions options_;
   ParameterTensors params_;
   ParameterTensors grads_;
+  Projections projections_;
+  Tensor norm_grad_sink_;  // frozen base: (C) f32
 
   // State of the last forward. residual_[l] is block l's input (residual_[L] the last output):
   // kept in every mode, as checkpointing restarts each block from it.
@@ -85,6 +104,13 @@ class Transformer {
   Tensor losses_;                         // (B*T) f32
   bool has_dlogits_ = false;
 };
+
+// Bytes a model with these options allocates for its parameters (int8 rows and scales, adapters
+// included) and their gradients (the adapters' only, with LoRA), and the elements the optimizer
+// updates (each with its master weight and moments).
+std::size_t parameter_bytes(const TransformerConfig& config, const TrainOptions& options);
+std::size_t gradient_bytes(const TransformerConfig& config, const TrainOptions& options);
+std::size_t trainable_elements(const TransformerConfig& config, const TrainOptions& options);
 
 // One line per memory component for a (B, T) run: parameters, gradients, optimizer,
 // activations per block and in total (plain or checkpointed), as llm.c logs at start.

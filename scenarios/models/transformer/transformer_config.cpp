@@ -87,6 +87,15 @@ const char* attention_name(AttentionKind kind) {
   return kind == AttentionKind::naive ? "naive" : "fused";
 }
 
+const char* lora_targets_name(LoraTargets targets) {
+  switch (targets) {
+    case LoraTargets::all: return "all";
+    case LoraTargets::attention: return "attention";
+    case LoraTargets::mlp: return "mlp";
+  }
+  return "?";
+}
+
 DType attention_dtype(AttentionKind kind) {
   return kind == AttentionKind::naive ? DType::f32 : DType::bf16;
 }

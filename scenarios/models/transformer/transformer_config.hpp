@@ -59,12 +59,27 @@ enum class AttentionKind { naive, fused };
 const char* attention_name(AttentionKind kind);
 DType attention_dtype(AttentionKind kind);
 
+// Parameter-efficient fine-tuning (LoRA, Hu et al. 2021): the base model is frozen (no
+// gradients, no optimizer state) and each targeted block projection gets a trainable low-rank
+// adapter (projections.hpp). `attention`: q/k/v (one adapter on the fused projection, as PEFT
+// does for GPT-2's c_attn) and the output; `mlp`: gate, up and down (GPT-2: fc and proj).
+enum class LoraTargets { all, attention, mlp };
+const char* lora_targets_name(LoraTargets targets);
+
+struct LoraOptions {
+  int rank = 0;               // 0: no adapters, the whole model trains
+  LoraTargets targets = LoraTargets::all;
+  bool int8_base = false;     // the frozen block projections stored int8 per row (QLoRA's idea)
+  bool enabled() const { return rank > 0; }
+};
+
 struct TrainOptions {
   Precision precision = Precision::f32;
   AttentionKind attention = AttentionKind::naive;
   bool checkpointing = false;      // keep only block inputs; recompute each block in backward
   bool offload_optimizer = false;  // AdamW moments (and f32 master) in host memory, streamed
   bool adam_8bit = false;          // AdamW moments as bytes, block-wise (kernels/transformer/adamw8bit.hpp)
+  LoraOptions lora;
   ops::AdamWConfig adamw{3e-4f, 0.9f, 0.95f, 1e-8f, 0.0f};
   float grad_clip = 1.0f;          // global norm; <= 0 disables clipping
   float initial_loss_scale = 65536.0f;  // f16 only

@@ -26,7 +26,7 @@ TEST_P(Train7bStory, SixteenBytesPerParameterOomsAndTheFixesFit) {
   for (const char* variant : {"broken", "bf16-mixed"}) {
     EXPECT_TRUE(run_scenario("train7b", variant, device, scale).oom.has_value()) << variant;
   }
-  for (const char* variant : {"8bit-adam", "offload"}) {
+  for (const char* variant : {"8bit-adam", "offload", "lora", "int8-lora"}) {
     const auto fix = run_scenario("train7b", variant, device, scale);
     EXPECT_FALSE(fix.oom.has_value()) << variant;
     EXPECT_EQ(fix.stats.num_ooms, 0u) << variant;
@@ -53,6 +53,10 @@ TEST(Train7bFull, BytesPerParameterOfEachRung) {
   EXPECT_NEAR(peak_bytes_per_parameter("8bit-adam"), 10.2, 0.3);
   // bf16 weights and grads only (4), the rest on the host.
   EXPECT_NEAR(peak_bytes_per_parameter("offload"), 5.0, 0.3);
+  // The frozen bf16 base (2) and 40M adapters with their grads and f32 AdamW (0.1); the int8
+  // base: a byte per projection weight, the embeddings and LM head still bf16.
+  EXPECT_NEAR(peak_bytes_per_parameter("lora"), 2.2, 0.1);
+  EXPECT_NEAR(peak_bytes_per_parameter("int8-lora"), 1.3, 0.1);
 }
 
 TEST(Train7bFull, TheOomIsTheOptimizersOnAnH100) {
@@ -74,14 +78,16 @@ TEST(Train7bFull, TheCardsEachRungFits) {
   };
   for (const Fit& f : {Fit{"bf16-mixed", "h200", true}, Fit{"8bit-adam", "a100-80g", true},
                        Fit{"8bit-adam", "a100-40g", false}, Fit{"offload", "a100-40g", true},
-                       Fit{"offload", "rtx4090", false}, Fit{"broken", "a100-80g", false}}) {
+                       Fit{"offload", "rtx4090", false}, Fit{"broken", "a100-80g", false},
+                       Fit{"lora", "rtx4090", true}, Fit{"lora", "rtx3060-12g", false},
+                       Fit{"int8-lora", "rtx3060-12g", true}, Fit{"int8-lora", "rtx4060ti-8g", false}}) {
     const auto run = run_scenario("train7b", f.variant, DeviceKind::dry, Scale::full, f.card);
     EXPECT_EQ(!run.oom.has_value(), f.fits) << f.variant << " on " << f.card;
   }
 }
 
 TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
-  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload"}) {
+  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload", "lora", "int8-lora"}) {
     const auto plan = scenarios::train7b_plan(variant, Scale::full);
     EXPECT_EQ(plan.config.parameter_count(), 6738415616u);
     EXPECT_EQ(plan.seq, 2048);
@@ -89,7 +95,10 @@ TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
     EXPECT_TRUE(plan.options.checkpointing);
   }
   EXPECT_TRUE(scenarios::train7b_plan("offload", Scale::full).options.offload_optimizer);
-  EXPECT_THROW(scenarios::train7b_plan("lora", Scale::full), std::invalid_argument);
+  EXPECT_EQ(scenarios::train7b_plan("lora", Scale::full).options.lora.rank, 16);
+  EXPECT_FALSE(scenarios::train7b_plan("lora", Scale::full).options.lora.int8_base);
+  EXPECT_TRUE(scenarios::train7b_plan("int8-lora", Scale::full).options.lora.int8_base);
+  EXPECT_THROW(scenarios::train7b_plan("qlora", Scale::full), std::invalid_argument);
 }
 
 TEST(Train7bOnHost, EightBitAdamsLossCurveTracksTheF32Optimizers) {
@@ -105,10 +114,10 @@ TEST(Train7bOnHost, EightBitAdamsLossCurveTracksTheF32Optimizers) {
 }
 
 TEST(Train7bOnHost, OutcomesMatchDryEventForEventAndTheFixesLearn) {
-  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload"}) {
+  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload", "lora", "int8-lora"}) {
     const auto host = run_scenario("train7b", variant, DeviceKind::host, Scale::tiny);
     const auto dry = run_scenario("train7b", variant, DeviceKind::dry, Scale::tiny);
-    const bool fix = std::string(variant) == "offload" || std::string(variant) == "8bit-adam";
+    const bool fix = std::string(variant) != "broken" && std::string(variant) != "bf16-mixed";
     EXPECT_EQ(host.oom.has_value(), !fix) << variant;
     ASSERT_EQ(host.events.size(), dry.events.size()) << variant;
     for (std::size_t i = 0; i < host.events.size(); ++i) {

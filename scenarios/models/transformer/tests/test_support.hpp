@@ -38,7 +38,7 @@ inline MicroBatch batch_rows(Device& device, const MicroBatch& full, std::int64_
 
 // Every f32 parameter set to seeded values in [-0.3, 0.3) (never zero).
 inline void randomize_parameters(Transformer& model, std::uint32_t seed) {
-  for (Tensor& param : model.parameter_tensors()) {
+  for (Tensor& param : model.trainable_tensors()) {
     std::vector<float> values = oomlab::testing::random_values(
         static_cast<std::size_t>(param.numel()), seed++, -0.3f, 0.3f);
     param.copy_from_host(values.data(), values.size() * sizeof(float));
@@ -47,7 +47,7 @@ inline void randomize_parameters(Transformer& model, std::uint32_t seed) {
 
 inline std::vector<std::vector<float>> gradient_values(Transformer& model) {
   std::vector<std::vector<float>> values;
-  for (const Tensor& grad : model.gradient_tensors()) values.push_back(grad.to_host_f32());
+  for (const Tensor& grad : model.trainable_gradients()) values.push_back(grad.to_host_f32());
   return values;
 }
 

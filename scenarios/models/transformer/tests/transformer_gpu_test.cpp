@@ -87,7 +87,7 @@ TEST(TransformerGpu, OffloadedAdamWMatchesOnDeviceAdamWOnCuda) {
       Trainer trainer(model);
       const std::vector<MicroBatch> batch = {testing::random_batch(device, config, 2, 64, 8)};
       for (int step = 0; step < 3; ++step) trainer.step(batch);
-      for (const Tensor& p : model.parameter_tensors()) params[offload].push_back(p.to_host_f32());
+      for (const Tensor& p : model.trainable_tensors()) params[offload].push_back(p.to_host_f32());
     }
     const double rtol = precision == Precision::f32 ? 1e-3 : 2e-2;
     ASSERT_EQ(params[0].size(), params[1].size());

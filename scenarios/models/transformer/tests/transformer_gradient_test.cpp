@@ -37,8 +37,8 @@ TEST_P(TransformerGradient, MatchesFiniteDifferences) {
   model.zero_grads();
   model.forward(batch.tokens, batch.targets, dloss);
   model.backward();
-  std::vector<Tensor> params = model.parameter_tensors();
-  std::vector<Tensor> grads = model.gradient_tensors();
+  std::vector<Tensor> params = model.trainable_tensors();
+  std::vector<Tensor> grads = model.trainable_gradients();
   auto loss = [&] {
     model.forward(batch.tokens, batch.targets, std::nullopt);
     return static_cast<double>(model.mean_loss());

@@ -85,7 +85,7 @@ TEST(TransformerTraining, OffloadedAdamWMatchesOnDeviceAdamW) {
       EXPECT_EQ(trainer.host_state_bytes() > 0, offload == 1);
       const std::vector<MicroBatch> batch = {random_batch(device, config, 2, 8, 8)};
       for (int step = 0; step < 3; ++step) trainer.step(batch);
-      for (const Tensor& p : model.parameter_tensors()) params[offload].push_back(p.to_host_f32());
+      for (const Tensor& p : model.trainable_tensors()) params[offload].push_back(p.to_host_f32());
     }
     EXPECT_EQ(params[0], params[1]) << precision_name(precision);
   }
@@ -106,12 +106,12 @@ TEST(TransformerTraining, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
   const StepReport clean = trainer.step(batch);
   EXPECT_TRUE(clean.applied);
   EXPECT_EQ(clean.loss_scale, 1024.0f);
-  const auto before = model.parameter_tensors().front().to_host_f32();
+  const auto before = model.trainable_tensors().front().to_host_f32();
   const StepReport overflow = trainer.step(batch, /*inject_overflow=*/true);
   EXPECT_FALSE(overflow.applied);
   EXPECT_EQ(trainer.scaler().scale, 512.0f);
   EXPECT_EQ(trainer.optimizer_steps(), 1);
-  EXPECT_EQ(model.parameter_tensors().front().to_host_f32(), before) << "a skipped step changes nothing";
+  EXPECT_EQ(model.trainable_tensors().front().to_host_f32(), before) << "a skipped step changes nothing";
   // Two clean steps in a row grow the scale back.
   EXPECT_TRUE(trainer.step(batch).applied);
   EXPECT_TRUE(trainer.step(batch).applied);
