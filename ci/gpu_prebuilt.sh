@@ -9,7 +9,8 @@
 #             A100 and RTX cards run. cuBLAS fails to start under that flag (its handle creation
 #             JITs its own kernels): the others' Ampere engines are the sm80 stage's job
 #   serial    the GPU tests that measure the whole device (spawn's contexts, doctor), the device's
-#             own, bisect/advise confirming on cuda, and train7b's peaks against dry, one at a time
+#             own, bisect/advise confirming on cuda, the transformer model against its host reference,
+#             and train7b's peaks against dry, one at a time
 #   sm80=DIR  the kernel GPU tests of a second, sm_80-only build packed beside the first: its
 #             compute_80 PTX JIT-compiled by the driver (cuBLAS keeps its own code, which
 #             CUDA_FORCE_PTX_JIT would force to JIT too, and fail)
@@ -48,6 +49,7 @@ for stage in "${stages[@]}"; do
       run_gtest doctor_gpu "$build/harness/cli/tests/doctor_gpu_test"
       run_gtest device_gpu "$build/harness/device/tests/device_gpu_test"
       run_gtest question_gpu "$build/harness/cli/tests/question_gpu_test"
+      run_gtest transformer_model_gpu "$build/scenarios/models/transformer/tests/transformer_model_gpu_test"
       run_gtest train7b_gpu "$build/scenarios/train7b/tests/train7b_gpu_test"
       ;;
     engines)

@@ -14,7 +14,8 @@ kernel_tests=(kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernel
               kernels/transformer/tests/kernels_transformer_gpu_test)
 programs=(harness/cli/oomlab scenarios/spawn/tests/spawn_gpu_test harness/cli/tests/doctor_gpu_test
           harness/cli/tests/question_gpu_test scenarios/train7b/tests/train7b_gpu_test
-          harness/device/tests/device_gpu_test "${kernel_tests[@]}")
+          harness/device/tests/device_gpu_test scenarios/models/transformer/tests/transformer_model_gpu_test
+          "${kernel_tests[@]}")
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/$build"

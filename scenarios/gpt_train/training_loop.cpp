@@ -1,7 +1,9 @@
 #include "scenarios/gpt_train/training_loop.hpp"
 
 #include <cmath>
+#include <cstdio>
 
+#include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/testing/random_fill.hpp"
 #include "scenarios/models/transformer/activation_tensors.hpp"
@@ -70,6 +72,24 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
     }
   }
   context.set_metric("skipped_steps", skipped);
+  if (plan.options.offload_optimizer) {
+    const auto bytes = static_cast<double>(trainer.offload_bytes_per_step());
+    context.set_metric("offload_bytes_per_step", bytes);
+    if (const auto link = trainer.measure_offload_link()) {  // cuda: the physical limit of this variant
+      context.set_metric("link_h2d_bytes_per_s", link->h2d);
+      context.set_metric("link_d2h_bytes_per_s", link->d2h);
+      context.set_metric("link_both_bytes_per_s", link->both);
+      context.set_metric("offload_transfer_floor_s", bytes / link->both);
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "offload: each step moves %s of optimizer state (in and out); the pinned link measured "
+                    "now: %.1f GB/s in, %.1f GB/s out, %.1f GB/s both at once, so the transfers alone take "
+                    "at least %.2f s per step",
+                    format_size(trainer.offload_bytes_per_step()).c_str(), link->h2d / 1e9, link->d2h / 1e9,
+                    link->both / 1e9, bytes / link->both);
+      context.note(line);
+    }
+  }
   context.set_metric("final_loss_scale", trainer.scaler().scale);
 }
 

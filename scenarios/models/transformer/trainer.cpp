@@ -1,11 +1,14 @@
 #include "scenarios/models/transformer/trainer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
 
+#include "harness/device/host_memory.hpp"
 #include "harness/device/op_profiler.hpp"
+#include "harness/device/stream_event.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/core/check.hpp"
@@ -69,21 +72,36 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
   } else {
     OOMLAB_CHECK(!options.adam_8bit, "8-bit AdamW keeps its moments on the device: it does not combine with offload");
     const DeviceKind kind = device.kind();
-    for (const Tensor& param : params) {
-      const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
-      HostState state{HostBuffer(), HostBuffer(kind, bytes, /*zero_filled=*/true), HostBuffer(kind, bytes, /*zero_filled=*/true)};
-      if (mixed_) {
-        state.master = HostBuffer(kind, bytes, /*zero_filled=*/true);
-        Tensor master = Tensor::empty(device, param.shape(), DType::f32, Tag::workspace);
-        ops::cast(master, param);
-        if (!device.is_dry()) master.copy_to_host(state.master.data(), bytes);
+    if (!device.is_dry()) {  // refuse before pinning tens of GiB the host does not have
+      std::size_t needed = 0;
+      for (const Tensor& param : params) needed += static_cast<std::size_t>(param.numel()) * sizeof(float) * (mixed_ ? 3 : 2);
+      if (const auto memory = read_host_memory()) {
+        const std::string shortfall = host_memory_shortfall(
+            needed, *memory, "the offloaded optimizer state (f32 " + std::string(mixed_ ? "master weights and " : "") + "moments)");
+        if (!shortfall.empty()) throw std::runtime_error(shortfall);
       }
-      host_state_.push_back(std::move(state));
     }
     chunk_elements_ = kOffloadChunkElements;  // no larger than the largest tensor needs
     std::int64_t largest = 0;
     for (const Tensor& param : params) largest = std::max(largest, param.numel());
     chunk_elements_ = std::min(chunk_elements_, largest);
+    for (const Tensor& param : params) {
+      const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
+      HostState state{HostBuffer(), HostBuffer(kind, bytes, /*zero_filled=*/true), HostBuffer(kind, bytes, /*zero_filled=*/true)};
+      if (mixed_) {  // the master starts as the parameters' values, widened a chunk at a time
+        state.master = HostBuffer(kind, bytes, /*zero_filled=*/true);
+        for (std::int64_t begin = 0; begin < param.numel(); begin += chunk_elements_) {
+          const std::int64_t end = std::min(param.numel(), begin + chunk_elements_);
+          Tensor master = Tensor::empty(device, {end - begin}, DType::f32, Tag::workspace);
+          ops::cast(master, flat_range(param, begin, end));
+          if (!device.is_dry()) {
+            master.copy_to_host(static_cast<char*>(state.master.data()) + static_cast<std::size_t>(begin) * sizeof(float),
+                                static_cast<std::size_t>(end - begin) * sizeof(float));
+          }
+        }
+      }
+      host_state_.push_back(std::move(state));
+    }
     const Shape ring{kOffloadSlots, chunk_elements_};
     offload_streams_ = std::make_unique<OffloadStreams>(device, kOffloadSlots);
     if (mixed_) staging_master_ = Tensor::empty(device, ring, DType::f32);
@@ -117,6 +135,52 @@ std::size_t Trainer::host_state_bytes() const {
   std::size_t bytes = 0;
   for (const HostState& s : host_state_) bytes += s.master.bytes() + s.m.bytes() + s.v.bytes();
   return bytes;
+}
+
+std::size_t Trainer::offload_bytes_per_step() const {
+  return offload_ ? 2 * host_state_bytes() : 0;  // every state byte goes in and comes back
+}
+
+std::optional<OffloadLink> Trainer::measure_offload_link() {
+  Device& device = model_.device();
+  if (!offload_ || !device.is_cuda()) return std::nullopt;
+  const std::size_t chunk = static_cast<std::size_t>(chunk_elements_) * sizeof(float);
+  const std::size_t chunks = std::max<std::size_t>(1, (std::size_t{1} << 30) / chunk);
+  // Pinned, like the state: slots 0..1 feed the copies in, 2..3 take the copies out.
+  HostBuffer host(device.kind(), 2 * kOffloadSlots * chunk);
+  OffloadStreams& streams = *offload_streams_;
+  StreamEvent in_done(device.kind()), out_done(device.kind());
+  auto seconds = [&](bool in, bool out) {
+    device.synchronize();
+    in_done.record(streams.in());
+    in_done.synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < chunks; ++i) {
+      const int slot = static_cast<int>(i % kOffloadSlots);
+      char* host_in = static_cast<char*>(host.data()) + static_cast<std::size_t>(slot) * chunk;
+      char* host_out = host_in + kOffloadSlots * chunk;
+      if (in) {
+        stream_copy(device, staging_m_.slice(slot, slot + 1).data(), host_in, chunk, CopyKind::host_to_device,
+                    streams.in());
+      }
+      if (out) {
+        stream_copy(device, host_out, staging_v_.slice(slot, slot + 1).data(), chunk, CopyKind::device_to_host,
+                    streams.out());
+      }
+    }
+    in_done.record(streams.in());
+    out_done.record(streams.out());
+    in_done.synchronize();
+    out_done.synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  seconds(true, true);  // warm-up: first touches of the pages and the copy engines
+  const double bytes = static_cast<double>(chunks * chunk);
+  OffloadLink link;
+  link.h2d = bytes / seconds(true, false);
+  link.d2h = bytes / seconds(false, true);
+  link.both = 2 * bytes / seconds(true, true);
+  return link;
 }
 
 StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inject_overflow) {

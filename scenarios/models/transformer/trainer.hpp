@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "harness/device/host_buffer.hpp"
@@ -30,6 +31,12 @@ struct MicroBatch {
   Tensor targets;  // (B, T) i32
 };
 
+// The pinned link as the offloaded optimizer uses it: bytes per second host to device, device to
+// host, and in total with both directions busy at once (its update moves both).
+struct OffloadLink {
+  double h2d = 0, d2h = 0, both = 0;
+};
+
 struct StepReport {
   float loss = 0;           // mean over the micro-batches (NaN on dry)
   bool applied = true;      // false when an f16 overflow skipped the optimizer step
@@ -49,6 +56,11 @@ class Trainer {
   int optimizer_steps() const { return optimizer_steps_; }
   std::size_t device_state_bytes() const;  // optimizer bytes allocated on the device
   std::size_t host_state_bytes() const;    // optimizer bytes in host memory
+  // Bytes the offloaded update moves per optimizer step, in plus out (0 without offload).
+  std::size_t offload_bytes_per_step() const;
+  // cuda with offload: times 1 GiB each way between a pinned host buffer and the staging ring on
+  // the update's own streams, each direction alone and both at once. nullopt elsewhere.
+  std::optional<OffloadLink> measure_offload_link();
 
  private:
   struct HostState {  // one parameter tensor's offloaded state

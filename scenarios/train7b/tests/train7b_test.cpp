@@ -52,7 +52,7 @@ TEST(Train7bFull, BytesPerParameterOfEachRung) {
   // 2 + 2 + 4 + 1 + 1: bf16 weights and grads, f32 master, a byte per moment.
   EXPECT_NEAR(peak_bytes_per_parameter("8bit-adam"), 10.2, 0.3);
   // bf16 weights and grads only (4), the rest on the host.
-  EXPECT_NEAR(peak_bytes_per_parameter("offload"), 5.0, 0.3);
+  EXPECT_NEAR(peak_bytes_per_parameter("offload"), 4.2, 0.1);
   // The frozen bf16 base (2) and 40M adapters with their grads and f32 AdamW (0.1); the int8
   // base: a byte per projection weight, the embeddings and LM head still bf16.
   EXPECT_NEAR(peak_bytes_per_parameter("lora"), 2.2, 0.1);
