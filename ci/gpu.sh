@@ -8,6 +8,7 @@
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
+#   OOMLAB_GPU_BUILD=DIR uses the programs of a build made elsewhere (no build stage).
 #   The main build is the `cuda` preset: the default architecture list (7.5 to 12.x), whose
 #   sm_90a image the H200 runs; OOMLAB_GPU_PRESET=sm90a builds Hopper only (faster).
 #   archs (issue 17, every GPU) = sm80 ptx80 sm75 noimage, into OUTDIR/<stage>/:
@@ -38,7 +39,9 @@ stages=("${expanded[@]}")
 want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 export PATH="$PATH:/usr/local/cuda/bin"
 preset=${OOMLAB_GPU_PRESET:-cuda}
-build=build/$preset
+# OOMLAB_GPU_BUILD: a build folder made elsewhere (ci/pack_prebuilt.sh with OOMLAB_PACK_BENCHES=1,
+# unpacked by ci/gpu_prebuilt.sh), for the stages that need only its programs: bench suite full.
+build=${OOMLAB_GPU_BUILD:-build/$preset}
 jobs=$(nproc)
 status=0
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }

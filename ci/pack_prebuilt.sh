@@ -4,6 +4,8 @@
 # every program holds, so the archive stays within the device tool's carry limit).
 # A second build folder's kernel GPU tests may come along (e.g. an sm_80-only build, whose
 # compute_80 PTX the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code).
+# OOMLAB_PACK_BENCHES=1 adds every benchmark program of BUILD_DIR (for ci/gpu.sh's bench stage
+# with OOMLAB_GPU_BUILD=BUILD_DIR).
 #   usage: ci/pack_prebuilt.sh BUILD_DIR [KERNEL_BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,9 @@ programs=(harness/cli/oomlab scenarios/spawn/tests/spawn_gpu_test harness/cli/te
           harness/cli/tests/question_gpu_test scenarios/train7b/tests/train7b_gpu_test
           harness/device/tests/device_gpu_test scenarios/models/transformer/tests/transformer_model_gpu_test
           "${kernel_tests[@]}")
+if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then
+  while read -r bench; do programs+=("${bench#"$build"/}"); done < <(find "$build" -type f -executable -name '*_bench' | sort)
+fi
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/$build"
