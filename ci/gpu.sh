@@ -42,6 +42,7 @@ preset=${OOMLAB_GPU_PRESET:-cuda}
 # OOMLAB_GPU_BUILD: a build folder made elsewhere (ci/pack_prebuilt.sh with OOMLAB_PACK_BENCHES=1,
 # unpacked by ci/gpu_prebuilt.sh), for the stages that need only its programs: bench suite full.
 build=${OOMLAB_GPU_BUILD:-build/$preset}
+[[ -d $build/.lib ]] && export LD_LIBRARY_PATH="$PWD/$build/.lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 jobs=$(nproc)
 status=0
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }

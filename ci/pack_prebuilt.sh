@@ -28,6 +28,11 @@ for program in "${programs[@]}"; do
   mkdir -p "$staging/$build/$(dirname "$program")"
   strip -o "$staging/$build/$program" "$build/$program"
 done
+# Google Benchmark's shared library: the GPU machine has another version (DEVICE.md). Carried
+# into BUILD_DIR/.lib, which ci/gpu_prebuilt.sh and ci/gpu.sh put on LD_LIBRARY_PATH.
+mkdir -p "$staging/$build/.lib"
+for program in "${programs[@]}"; do ldd "$build/$program"; done | awk '/libbenchmark/ {print $3}' | sort -u |
+  while read -r lib; do cp -L "$lib" "$staging/$build/.lib/"; done
 printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
 # The ones that run under CUDA_FORCE_PTX_JIT=1 (no cuBLAS handle: see ci/gpu_prebuilt.sh).
 printf '%s\n' "${kernel_tests[@]:0:2}" >"$staging/$build/.ptx_jit_tests"
