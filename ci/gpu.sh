@@ -42,7 +42,12 @@ preset=${OOMLAB_GPU_PRESET:-cuda}
 # OOMLAB_GPU_BUILD: a build folder made elsewhere (ci/pack_prebuilt.sh with OOMLAB_PACK_BENCHES=1,
 # unpacked by ci/gpu_prebuilt.sh), for the stages that need only its programs: bench suite full.
 build=${OOMLAB_GPU_BUILD:-build/$preset}
-[[ -d $build/.lib ]] && export LD_LIBRARY_PATH="$PWD/$build/.lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[[ -f $build/.git_commit ]] && export OOMLAB_GIT_COMMIT=$(cat "$build/.git_commit")  # a prebuilt build's own
+bench_min_time=0.1s
+if [[ -d $build/.lib ]]; then  # the carried Google Benchmark 1.7 takes seconds as a plain number
+  export LD_LIBRARY_PATH="$PWD/$build/.lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  bench_min_time=0.1
+fi
 jobs=$(nproc)
 status=0
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/summary.log"; }
@@ -128,7 +133,7 @@ run_bench() {  # executable, output json path
   local exe=$1 json=$2 log=${2%.json}.log
   # 0.1 s a benchmark: conv_bench alone has 120 (problems x dtypes x passes x ours/mma.sync/cuDNN).
   "$exe" --benchmark_out="$json" --benchmark_out_format=json \
-    --benchmark_min_time="${OOMLAB_BENCH_MIN_TIME:-0.1s}" \
+    --benchmark_min_time="${OOMLAB_BENCH_MIN_TIME:-$bench_min_time}" \
     --benchmark_repetitions="${OOMLAB_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
     ${OOMLAB_BENCH_FILTER:+--benchmark_filter="$OOMLAB_BENCH_FILTER"} >"$log" 2>&1
 }

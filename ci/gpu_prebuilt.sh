@@ -33,6 +33,7 @@ src=$(cat "$build/.source_dir")
 if [[ "$src" != "$PWD" && ! -e "$src" ]]; then
   mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src" || fail "link $src"
 fi
+export OOMLAB_GIT_COMMIT=$(cat "$build/.git_commit" 2>/dev/null || echo unknown)  # for the records
 export LD_LIBRARY_PATH="$PWD/$build/.lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # see pack_prebuilt.sh
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 

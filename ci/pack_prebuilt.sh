@@ -46,6 +46,11 @@ if [[ -n "$extra" ]]; then
   echo "$PWD" >"$staging/$extra/.source_dir"
 fi
 echo "$PWD" >"$staging/$build/.source_dir"
+# The commit the programs were built from, for their records (a configure-time commit goes stale
+# with incremental builds; ci/gpu_prebuilt.sh and ci/gpu.sh export it as OOMLAB_GIT_COMMIT).
+commit=$(git rev-parse HEAD)
+git diff --quiet HEAD -- . ':!.carry' || commit+="-dirty"
+echo "$commit" >"$staging/$build/.git_commit"
 mkdir -p .carry
 tar -C "$staging" -c "$build" ${extra:+"$extra"} | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
 ls -l .carry/prebuilt.tar.xz; rm -f .carry/prebuilt.tar.zst
