@@ -167,21 +167,19 @@ Tensor Projections::scales(Projection which, std::int64_t layer) const {
 bool Projections::adapted(Projection which) const { return adapters_[index_of(which)].a.defined(); }
 
 std::vector<Tensor> Projections::adapter_tensors() const {
-  std::vector<Tensor> list;
-  for (const Adapter& adapter : adapters_) {
-    if (!adapter.a.defined()) continue;
-    list.push_back(adapter.a);
-    list.push_back(adapter.b);
-  }
-  return list;
+  return collect(&Adapter::a, &Adapter::b);
 }
 
 std::vector<Tensor> Projections::adapter_gradients() const {
+  return collect(&Adapter::da, &Adapter::db);
+}
+
+std::vector<Tensor> Projections::collect(Tensor Adapter::*first, Tensor Adapter::*second) const {
   std::vector<Tensor> list;
   for (const Adapter& adapter : adapters_) {
     if (!adapter.a.defined()) continue;
-    list.push_back(adapter.da);
-    list.push_back(adapter.db);
+    list.push_back(adapter.*first);
+    list.push_back(adapter.*second);
   }
   return list;
 }

@@ -65,6 +65,9 @@ class Projections {
     Tensor a, b;    // (L, r, in), (L, out, r): compute dtype
     Tensor da, db;  // their gradients, same shapes and dtype
   };
+  // Two members of every adapter that exists, in projection order.
+  std::vector<Tensor> collect(Tensor Adapter::*first, Tensor Adapter::*second) const;
+
   Device& device_;
   DType dtype_;  // the compute dtype: adapters and dequantised weights
   std::array<Adapter, kProjections> adapters_;
