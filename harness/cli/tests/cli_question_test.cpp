@@ -112,12 +112,28 @@ TEST(CliQuestion, BadKnobsAreOneClearLine) {
                      "micro_batches");
   expect_usage_error(with("optimizer=adamw8bit,offload=true"), "does not combine with offload");
   expect_usage_error(with("optimizer=sgd"), "sgd");
+  expect_usage_error(with("quantize_base=true"), "needs LoRA adapters");
+  expect_usage_error(with("rank=-1"), "rank");
+  expect_usage_error(with("targets=q"), "targets");
+}
+
+TEST(CliQuestion, LoraKnobsAnswerTheSixteenGigabyteQuestion) {
+  // A 7B model with LoRA on a 16 GB card: fits; full fine-tuning with f32 AdamW does not.
+  Result lora = run_oomlab({"run", "train7b", "--variant", "lora", "--device", "dry", "--scale", "full",
+                            "--budget", "rtx4060ti-16g"});
+  EXPECT_EQ(lora.exit_code, 0) << lora.err;
+  EXPECT_NE(lora.out.find("lora     dry     full   ok"), std::string::npos) << lora.out;
+  Result full = run_oomlab({"run", "train7b", "--variant", "lora", "--set", "rank=0", "--device", "dry",
+                            "--scale", "full", "--budget", "rtx4060ti-16g"});
+  EXPECT_EQ(full.exit_code, 0) << full.err;  // a question: exit 0 whatever the outcome
+  EXPECT_NE(full.out.find("oom"), std::string::npos) << full.out;
 }
 
 TEST(CliQuestion, ListShowsAScenariosKnobs) {
   Result result = run_oomlab({"list", "gpt_train"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   for (const char* knob : {"model", "batch", "seq", "dtype", "attention", "checkpointing", "micro_batches", "offload",
+                           "rank", "targets", "quantize_base",
                            "optimizer"}) {
     EXPECT_NE(result.out.find(knob), std::string::npos) << knob;
   }
