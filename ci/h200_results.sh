@@ -9,13 +9,21 @@
 # 3. results/compare-h200-90a-vs-80.md: `oomlab compare` of each benchmark and of the suite, the
 #    sm_90a build as A and the sm_80 build as B (ratios B/A; "worse" is the cost of sm_80).
 # Then review `git diff`, replace results/h200 with OUTDIR and commit both.
+# With OOMLAB_GPU_BUILD=build/ci3 (programs built on the development machine and unpacked by
+# ci/gpu_prebuilt.sh, the sm_80 build's beside them at build/sm80: ci/pack_prebuilt.sh build/ci3
+# build/sm80 with OOMLAB_PACK_BENCHES=1) step 1 runs only what needs no build or ctest tree:
+# bench suite full sm80-bench sm80-suite; the tests are ci/gpu_prebuilt.sh's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/h200.new}
 mkdir -p "$out"
-ci/gpu.sh "$out" build test bench suite full sm80
+if [[ -n ${OOMLAB_GPU_BUILD:-} ]]; then
+  ci/gpu.sh "$out" bench suite full sm80-bench sm80-suite
+else
+  ci/gpu.sh "$out" build test bench suite full sm80
+fi
 status=$?
-oomlab=build/${OOMLAB_GPU_PRESET:-cuda}/harness/cli/oomlab
+oomlab=${OOMLAB_GPU_BUILD:-build/${OOMLAB_GPU_PRESET:-cuda}}/harness/cli/oomlab
 
 "$oomlab" report "$out" -o "$out/README.md" || status=1
 if [[ -f results/h200/NOTES.md ]]; then

@@ -37,11 +37,16 @@ printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
 # The ones that run under CUDA_FORCE_PTX_JIT=1 (no cuBLAS handle: see ci/gpu_prebuilt.sh).
 printf '%s\n' "${kernel_tests[@]:0:2}" >"$staging/$build/.ptx_jit_tests"
 if [[ -n "$extra" ]]; then
-  for program in "${kernel_tests[@]}"; do
+  extra_programs=("${kernel_tests[@]}")
+  if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then  # what ci/gpu.sh's sm80-bench and sm80-suite run
+    extra_programs+=(harness/cli/oomlab kernels/attention/bench/attention_bench kernels/conv/bench/conv_bench
+                     scenarios/gpt_train/bench/training_bench)
+  fi
+  for program in "${extra_programs[@]}"; do
     [[ -x "$extra/$program" ]] || continue
     mkdir -p "$staging/$extra/$(dirname "$program")"
     strip -o "$staging/$extra/$program" "$extra/$program"
-    echo "$program" >>"$staging/$extra/.kernel_gpu_tests"
+    [[ $program == *_test ]] && echo "$program" >>"$staging/$extra/.kernel_gpu_tests"
   done
   echo "$PWD" >"$staging/$extra/.source_dir"
 fi
