@@ -25,7 +25,9 @@ TEST(BenchmarkJson, ReadsTheCommittedConvBenchmarks) {
   // Manual (GPU) timing: no cpu_time; every user counter.
   EXPECT_EQ(names, (std::vector<std::string>{"real_time", "TFLOP/s", "cudnn_ms", "ours_ms", "vs_cudnn"}));
   EXPECT_EQ(first.counters.front().unit, "ms");
-  EXPECT_LT(first.counters.front().noise, 0) << "one repetition: noise unknown";
+  // ci/gpu.sh runs three repetitions: the noise is their spread (a fraction of the mean).
+  EXPECT_GT(first.counters.front().noise, 0);
+  EXPECT_LT(first.counters.front().noise, 0.2);
 }
 
 TEST(BenchmarkJson, RepetitionsGiveTheMeanAndTheNoise) {
