@@ -59,4 +59,8 @@ Tensor layer_slice(const Tensor& stacked, std::int64_t layer) {
   return stacked.slice(layer, layer + 1).view(inner);
 }
 
+Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
+  return stacked.defined() ? layer_slice(stacked, layer) : Tensor();
+}
+
 }  // namespace oomlab::model

@@ -72,5 +72,7 @@ bool stacked_per_layer(const ParameterSpec& spec);
 
 // Layer `layer` of a stacked (L, ...) tensor, without the leading dimension; shares storage.
 Tensor layer_slice(const Tensor& stacked, std::int64_t layer);
+// The same, or an undefined tensor for an undefined one (a tensor this style has not).
+Tensor layer_of(const Tensor& stacked, std::int64_t layer);
 
 }  // namespace oomlab::model

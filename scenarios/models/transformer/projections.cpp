@@ -40,10 +40,6 @@ const ParameterSpec* spec_of(const std::vector<ParameterSpec>& specs, Projection
   return nullptr;
 }
 
-Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
-  return stacked.defined() ? layer_slice(stacked, layer) : Tensor();
-}
-
 }  // namespace
 
 Tensor ParameterTensors::*projection_member(Projection which) {

@@ -35,10 +35,6 @@ using memory::TagScope;
 
 const ops::MatmulOptions kLinear{false, true, false, false};  // y = x W^T (+ b), W as (out, in)
 
-Tensor layer_of(const Tensor& stacked, std::int64_t layer) {
-  return stacked.defined() ? layer_slice(stacked, layer) : Tensor();
-}
-
 // One parameter tensor's initial values, in f32: N(0, 0.02) (residual projections scaled by
 // 1/sqrt(2L), as GPT-2 does), ones or zeros. Drawn on the tensor's device from (seed, tensor
 // index, element index), so host and cuda start from the same model.
