@@ -1,9 +1,11 @@
-// Embedding: CUDA kernels (one thread per output element) and launchers.
+// Embedding: CUDA kernels and launchers.
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/transformer/embedding.hpp"
 
 namespace oomlab::ops {
+
+constexpr unsigned kEmbeddingBlock = 256;  // threads of the dwte kernel: channels per block
 
 // CUDA kernels
 
@@ -24,17 +26,50 @@ __global__ void embedding_forward_kernel(T* out, const std::int32_t* tokens, con
   out[i] = from_f32<T>(value);
 }
 
-template <class T>
-__global__ void embedding_backward_kernel(float* dwte, float* dwpe, const T* dout,
-                                          const std::int32_t* tokens, std::size_t rows,
-                                          std::size_t T_len, std::size_t C, std::int64_t vocab) {
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * C) return;
-  std::size_t row = i / C, c = i % C;
-  std::int32_t token = tokens[row];
-  float g = to_f32(dout[i]);
-  if (token >= 0 && token < vocab) atomicAdd(&dwte[static_cast<std::size_t>(token) * C + c], g);
-  if (dwpe) atomicAdd(&dwpe[(row % T_len) * C + c], g);
+// dwte: one block per (position, channel chunk). Only the first position holding a token does
+// work: it sums dout over every position with that token in ascending order, in f32, and adds the
+// sum to the gradient row once. No atomics, so the result is the same on every run and equal to
+// the host reference bit for bit, and a bf16/f16 gradient is rounded once per call.
+template <class T, class G>
+__global__ void embedding_backward_wte_kernel(G* dwte, const T* dout, const std::int32_t* tokens,
+                                              std::size_t rows, std::size_t C, std::int64_t vocab) {
+  __shared__ bool match[kEmbeddingBlock];
+  const std::size_t row = blockIdx.x;
+  const std::int32_t token = tokens[row];
+  if (token < 0 || token >= vocab) return;  // forward wrote zeros: nothing flows back
+  for (std::size_t j0 = 0; j0 < row; j0 += blockDim.x) {
+    const std::size_t j = j0 + threadIdx.x;
+    if (__syncthreads_or(j < row && tokens[j] == token)) return;  // an earlier position sums it
+  }
+  const std::size_t c = static_cast<std::size_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+  float sum = 0.0f;
+  for (std::size_t j0 = row; j0 < rows; j0 += blockDim.x) {
+    const std::size_t j = j0 + threadIdx.x;
+    match[threadIdx.x] = j < rows && tokens[j] == token;
+    __syncthreads();
+    const std::size_t n = min(static_cast<std::size_t>(blockDim.x), rows - j0);
+    if (c < C) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (match[k]) sum += to_f32(dout[(j0 + k) * C + c]);
+      }
+    }
+    __syncthreads();
+  }
+  if (c < C) {
+    G& g = dwte[static_cast<std::size_t>(token) * C + c];
+    g = from_f32<G>(to_f32(g) + sum);
+  }
+}
+
+// dwpe: one thread per (t, c), summing over the batch in order.
+template <class T, class G>
+__global__ void embedding_backward_wpe_kernel(G* dwpe, const T* dout, std::size_t batch,
+                                              std::size_t T_len, std::size_t C) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= T_len * C) return;
+  float sum = 0.0f;
+  for (std::size_t b = 0; b < batch; ++b) sum += to_f32(dout[b * T_len * C + i]);
+  dwpe[i] = from_f32<G>(to_f32(dwpe[i]) + sum);
 }
 
 // kernel launchers
@@ -60,16 +95,28 @@ void embedding_forward(Tensor& out, const Tensor& tokens, const Tensor& wte, con
 
 void embedding_backward(Tensor& dwte, Tensor& dwpe, const Tensor& dout, const Tensor& tokens,
                         memory::StreamHandle stream) {
-  std::size_t rows = static_cast<std::size_t>(tokens.numel());
-  std::size_t T_len = static_cast<std::size_t>(tokens.dim(1));
-  std::size_t C = static_cast<std::size_t>(dwte.dim(1));
+  const std::size_t batch = static_cast<std::size_t>(tokens.dim(0));
+  const std::size_t T_len = static_cast<std::size_t>(tokens.dim(1));
+  const std::size_t rows = batch * T_len;
+  const std::size_t C = static_cast<std::size_t>(dwte.dim(1));
   if (rows * C == 0) return;
-  dispatch_float(dout.dtype(), "embedding_backward", [&](auto zero) {
-    using T = decltype(zero);
-    embedding_backward_kernel<T><<<ceil_div(rows * C, kBlock), kBlock, 0, as_cuda_stream(stream)>>>(
-        dwte.data_as<float>(), dwpe.defined() ? dwpe.data_as<float>() : nullptr,
-        dout.data_as<const T>(), tokens.data_as<const std::int32_t>(), rows, T_len, C, dwte.dim(0));
-    OOMLAB_CUDA_CHECK_LAUNCH();
+  cudaStream_t s = as_cuda_stream(stream);
+  dispatch_float(dout.dtype(), "embedding_backward", [&](auto dout_zero) {
+    using T = decltype(dout_zero);
+    dispatch_float(dwte.dtype(), "embedding_backward", [&](auto grad_zero) {
+      using G = decltype(grad_zero);
+      const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(ceil_div(C, kEmbeddingBlock)));
+      embedding_backward_wte_kernel<T, G><<<grid, kEmbeddingBlock, 0, s>>>(
+          dwte.data_as<G>(), dout.data_as<const T>(), tokens.data_as<const std::int32_t>(), rows, C, dwte.dim(0));
+      OOMLAB_CUDA_CHECK_LAUNCH();
+    });
+    if (!dwpe.defined()) return;
+    dispatch_float(dwpe.dtype(), "embedding_backward", [&](auto grad_zero) {
+      using G = decltype(grad_zero);
+      embedding_backward_wpe_kernel<T, G><<<ceil_div(T_len * C, kBlock), kBlock, 0, s>>>(
+          dwpe.data_as<G>(), dout.data_as<const T>(), batch, T_len, C);
+      OOMLAB_CUDA_CHECK_LAUNCH();
+    });
   });
 }
 

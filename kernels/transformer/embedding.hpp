@@ -10,8 +10,9 @@ namespace oomlab::ops {
 // Tensor for none (LLaMA); out: (B, T, C), wte's dtype. A token outside [0, V) throws on host;
 // on cuda it cannot be reported from the kernel, so its row is written as zeros.
 void embedding_forward(Tensor& out, const Tensor& tokens, const Tensor& wte, const Tensor& wpe);
-// dwte (V, C) and dwpe (maxT, C) are f32 and ACCUMULATED (+=); dwpe may be undefined.
-// On cuda the sums use atomics, so their order (and last bits) may vary between runs.
+// dwte (V, C) and dwpe (maxT, C), any float dtype, are ACCUMULATED (+=); dwpe may be undefined.
+// Each token's (each position's) rows of dout are summed in f32 in row order and added once, so a
+// bf16/f16 gradient is rounded once per call, and cuda equals host bit for bit (no atomics).
 void embedding_backward(Tensor& dwte, Tensor& dwpe, const Tensor& dout, const Tensor& tokens);
 
 namespace cuda {

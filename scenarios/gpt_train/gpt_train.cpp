@@ -98,7 +98,7 @@ std::vector<VariantSpec> GptTrainScenario::variants() const {
 
 std::string GptTrainScenario::budget(Scale scale) const {
   switch (scale) {
-    case Scale::tiny: return "44MiB";
+    case Scale::tiny: return "43MiB";
     case Scale::small: return "768MiB";
     case Scale::full: return "rtx4090";
   }

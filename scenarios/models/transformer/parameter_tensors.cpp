@@ -7,8 +7,8 @@ std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
   using P = ParameterTensors;
   const bool gpt2 = c.is_gpt2();
   std::vector<ParameterSpec> specs;
-  specs.push_back({"wte", &P::wte, {V, C}, false, InitKind::normal});
-  if (gpt2) specs.push_back({"wpe", &P::wpe, {T, C}, false, InitKind::normal});
+  specs.push_back({"wte", &P::wte, {V, C}, true, InitKind::normal});
+  if (gpt2) specs.push_back({"wpe", &P::wpe, {T, C}, true, InitKind::normal});
   specs.push_back({"ln1_w", &P::ln1_w, {L, C}, false, InitKind::ones});
   if (gpt2) specs.push_back({"ln1_b", &P::ln1_b, {L, C}, false, InitKind::zeros});
   specs.push_back({"qkv_w", &P::qkv_w, {L, 3 * C, C}, true, InitKind::normal});
@@ -37,7 +37,7 @@ std::size_t parameter_elements(const TransformerConfig& config) {
 }
 
 DType gradient_dtype(const ParameterSpec& spec, Precision precision) {
-  return spec.matmul_weight ? compute_dtype(precision) : DType::f32;
+  return spec.compute_dtype_grad ? compute_dtype(precision) : DType::f32;
 }
 
 std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const TransformerConfig& config) {

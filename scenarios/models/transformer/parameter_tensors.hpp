@@ -39,10 +39,10 @@ struct ParameterSpec {
   const char* name;
   Tensor ParameterTensors::*member;
   Shape shape;
-  // True for a weight that is only the B operand of matmuls: its gradient comes from
-  // matmul_backward in the compute dtype. Everything else (norms, biases, embeddings) gets an
-  // f32 gradient, as those ops accumulate in f32.
-  bool matmul_weight;
+  // True where every op that writes the gradient sums in f32 and rounds once per call (matmul
+  // backward for the weights, the embedding's backward for wte/wpe): the gradient is kept in the
+  // compute dtype, as PyTorch keeps a bf16 parameter's. Norm weights and biases get f32 gradients.
+  bool compute_dtype_grad;
   InitKind init;
 };
 
@@ -50,7 +50,7 @@ struct ParameterSpec {
 std::vector<ParameterSpec> parameter_specs(const TransformerConfig& config);
 std::size_t parameter_elements(const TransformerConfig& config);
 
-// Dtype of each tensor's gradient in a precision mode (see ParameterSpec::matmul_weight).
+// Dtype of each tensor's gradient in a precision mode (see ParameterSpec::compute_dtype_grad).
 DType gradient_dtype(const ParameterSpec& spec, Precision precision);
 
 // Allocates every tensor of the table (tag from the current TagScope), dtype chosen per spec.

@@ -207,7 +207,10 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
   report.loss = static_cast<float>(loss_sum / static_cast<double>(tokens));
 
   phase.next("train.unscale+clip");
-  std::vector<Tensor> grads = model_.trainable_gradients();
+  std::vector<Tensor> grads;  // those backward wrote
+  for (const Tensor& grad : model_.trainable_gradients()) {
+    if (grad.defined()) grads.push_back(grad);
+  }
   if (f16) {
     found_inf_.zero();
     if (inject_overflow) flat_range(grads.front(), 0, 1).fill(std::numeric_limits<double>::infinity());
@@ -232,6 +235,7 @@ void Trainer::update_on_device() {
   std::vector<Tensor> grads = model_.trainable_gradients();
   Tensor none;
   for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!grads[i].defined()) continue;  // no gradient this step: the parameter keeps its value
     if (model_.options().adam_8bit) {
       ops::adamw8bit_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], m_absmax_[i], v_[i], v_absmax_[i],
                           model_.options().adamw, optimizer_steps_);
@@ -254,6 +258,7 @@ void Trainer::update_offloaded() {
   streams.begin_update();
   std::int64_t chunk_index = 0;
   for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!grads[i].defined()) continue;  // no gradient this step: the parameter keeps its value
     HostState& state = host_state_[i];
     const std::int64_t n = params[i].numel();
     for (std::int64_t begin = 0; begin < n; begin += chunk_elements_, ++chunk_index) {

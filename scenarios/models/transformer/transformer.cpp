@@ -3,6 +3,7 @@
 // follows this file line by line on every device.
 #include "scenarios/models/transformer/transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -58,6 +59,8 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
     : device_(device),
       config_(std::move(config)),
       options_(options),
+      specs_(parameter_specs(config_)),
+      layer_grads_(static_cast<std::size_t>(config_.layers)),
       projections_(device, config_, options_, (std::uint64_t{seed} << 32) + 1000) {
   OOMLAB_CHECK(config_.channels % config_.heads == 0,
                config_.name << ": channels " << config_.channels << " not divisible by heads "
@@ -71,22 +74,16 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
       return stored_int8(spec, options_) ? DType::i8 : cd;
     });
   }
-  {
+  if (frozen_base()) {
     TagScope tag(Tag::grads);
-    if (frozen_base()) {
-      norm_grad_sink_ = Tensor::empty(device_, {2, config_.channels}, DType::f32);
-    } else {
-      grads_ = allocate_parameters(device_, config_, [&](const ParameterSpec& spec) {
-        return gradient_dtype(spec, options_.precision);
-      });
-    }
+    norm_grad_sink_ = Tensor::empty(device_, {2, config_.channels}, DType::f32);
   }
   // Seeded init in f32, a layer's slice at a time: a bf16/f16 or int8 parameter is rounded through
   // one f32 staging tensor of a layer's size, so the init's transient stays small next to the
   // model (a 7B card with 1.5 GiB to spare still starts). Dry makes the same staging allocations
   // but writes no values.
   std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
-  for (const ParameterSpec& spec : parameter_specs(config_)) {
+  for (const ParameterSpec& spec : specs_) {
     Tensor& param = params_.*spec.member;
     const bool stacked = stacked_per_layer(spec);
     for (std::int64_t l = 0; l < (stacked ? config_.layers : 1); ++l) {
@@ -125,15 +122,39 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
 std::vector<Tensor> Transformer::trainable_tensors() {
   if (frozen_base()) return projections_.adapter_tensors();
   std::vector<Tensor> list;
-  for (Tensor* t : parameter_list(params_, config_)) list.push_back(*t);
+  for (const ParameterSpec& spec : specs_) {
+    const Tensor& param = params_.*spec.member;
+    if (!stacked_per_layer(spec)) list.push_back(param);
+    else for (std::int64_t l = 0; l < config_.layers; ++l) list.push_back(layer_slice(param, l));
+  }
   return list;
 }
 
 std::vector<Tensor> Transformer::trainable_gradients() {
   if (frozen_base()) return projections_.adapter_gradients();
   std::vector<Tensor> list;
-  for (Tensor* t : parameter_list(grads_, config_)) list.push_back(*t);
+  for (const ParameterSpec& spec : specs_) {
+    if (!stacked_per_layer(spec)) list.push_back(gradient(spec.member, -1));
+    else for (std::int64_t l = 0; l < config_.layers; ++l) list.push_back(gradient(spec.member, l));
+  }
   return list;
+}
+
+Tensor Transformer::gradient(Tensor ParameterTensors::*member, std::int64_t layer) const {
+  return layer < 0 ? grads_.*member : layer_grads_.at(static_cast<std::size_t>(layer)).*member;
+}
+
+Tensor Transformer::gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer) {
+  const Tensor& param = params_.*member;
+  if (frozen_base() || !param.defined()) return Tensor();
+  Tensor& grad = layer < 0 ? grads_.*member : layer_grads_.at(static_cast<std::size_t>(layer)).*member;
+  if (!grad.defined()) {
+    const auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+    TagScope tag(Tag::grads);
+    grad = Tensor::zeros(device_, layer < 0 ? param.shape() : layer_slice(param, layer).shape(),
+                         gradient_dtype(*spec, options_.precision));
+  }
+  return grad;
 }
 
 std::size_t Transformer::parameter_bytes() const { return model::parameter_bytes(config_, options_); }
@@ -141,13 +162,18 @@ std::size_t Transformer::gradient_bytes() const { return model::gradient_bytes(c
 std::size_t Transformer::trainable_elements() const { return model::trainable_elements(config_, options_); }
 
 void Transformer::zero_grads() {
-  for (Tensor& grad : trainable_gradients()) grad.zero();
+  if (frozen_base()) {
+    for (Tensor& grad : trainable_gradients()) grad.zero();
+    return;
+  }
+  grads_ = ParameterTensors();
+  for (ParameterTensors& layer : layer_grads_) layer = ParameterTensors();
 }
 
-Tensor Transformer::norm_grad(const Tensor& grad, std::int64_t layer, int slot) const {
-  if (grad.defined()) return layer < 0 ? grad : layer_slice(grad, layer);
-  if (!norm_grad_sink_.defined()) return Tensor();  // GPT-2's bias when the model has none
-  return layer_slice(norm_grad_sink_, slot);
+Tensor Transformer::norm_grad(Tensor ParameterTensors::*member, std::int64_t layer, int slot) {
+  if (!(params_.*member).defined()) return Tensor();  // a bias the model has not (LLaMA)
+  if (frozen_base()) return layer_slice(norm_grad_sink_, slot);
+  return gradient_for_write(member, layer);
 }
 
 void Transformer::linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,
@@ -159,7 +185,7 @@ void Transformer::linear(Projection which, std::int64_t layer, Tensor& y, const 
 void Transformer::linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias,
                                   const Tensor& dy, const Tensor& x) {
   const Tensor w = projections_.weight(which, layer, params_);
-  Tensor dw = layer_of(grads_.*projection_member(which), layer);
+  Tensor dw = gradient_for_write(projection_member(which), layer);
   projections_.backward(which, layer, dx, dw, dbias, dy, x, w);
 }
 
@@ -329,27 +355,16 @@ void Transformer::release_activations() {
 // ---------------------------------------------------------------------------------------------
 // Backward
 
-// The LM head's weight gradient. GPT-2 ties it to wte, whose gradient is f32 (the embedding
-// accumulates in f32): in bf16/f16 the matmul's gradient goes through a compute-dtype scratch.
+// The LM head's weight gradient (GPT-2 ties the head to wte, so the embedding's backward adds to
+// the same gradient later). A frozen base: dx only.
 void Transformer::lm_head_backward(Tensor& d_lnf) {
   Tensor none;
-  if (!config_.is_gpt2()) {
-    ops::matmul_backward(d_lnf, grads_.lm_head, none, logits_, lnf_, params_.lm_head, kLinear);
-    return;
-  }
-  if (dtype() == DType::f32 || frozen_base()) {  // frozen: grads_.wte is undefined, dx only
-    ops::matmul_backward(d_lnf, grads_.wte, none, logits_, lnf_, params_.wte, kLinear);
-    return;
-  }
-  Tensor d_wte_low = Tensor::zeros(device_, params_.wte.shape(), dtype());
-  ops::matmul_backward(d_lnf, d_wte_low, none, logits_, lnf_, params_.wte, kLinear);
-  Tensor d_wte_f32 = Tensor::empty(device_, params_.wte.shape(), DType::f32);
-  ops::cast(d_wte_f32, d_wte_low);
-  d_wte_low.reset();
-  ops::residual_add(grads_.wte, grads_.wte, d_wte_f32);
+  Tensor ParameterTensors::*head = config_.is_gpt2() ? &ParameterTensors::wte : &ParameterTensors::lm_head;
+  Tensor dw = gradient_for_write(head, -1);
+  ops::matmul_backward(d_lnf, dw, none, logits_, lnf_, params_.*head, kLinear);
 }
 
-Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockActivations& a,
+Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivations& a,
                                    const Tensor& d_out) {
   const ActivationShapes& s = shapes_;
   const DType cd = dtype();
@@ -357,7 +372,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
   const bool gpt2 = config_.is_gpt2();
   Device& dev = device_;
   const ParameterTensors& p = params_;
-  ParameterTensors& g = grads_;
+  using P = ParameterTensors;
   Tensor none;
 
   // MLP backward. Its hidden activation was not kept: recompute it from what was.
@@ -368,14 +383,14 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     if (gpt2) ops::gelu_forward(hidden, a.fc);
     else ops::swiglu_forward(hidden, a.gate, a.up);
     Tensor d_hidden = Tensor::empty(dev, s.mlp, cd);
-    Tensor d_proj_b = layer_of(g.proj_b, l);
+    Tensor d_proj_b = gradient_for_write(&P::proj_b, l);
     linear_backward(Projection::mlp_down, l, d_hidden, d_proj_b, d_out, hidden);
     hidden.reset();
     if (gpt2) {
       Tensor d_fc = Tensor::empty(dev, s.mlp, cd);
       ops::gelu_backward(d_fc, d_hidden, a.fc);
       d_hidden.reset();
-      Tensor d_fc_b = layer_of(g.fc_b, l);
+      Tensor d_fc_b = gradient_for_write(&P::fc_b, l);
       linear_backward(Projection::mlp_in, l, d_ln2, d_fc_b, d_fc, a.ln2);
     } else {
       Tensor d_gate = Tensor::empty(dev, s.mlp, cd);
@@ -390,14 +405,18 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
       ops::residual_add(d_ln2, d_ln2, d_ln2_up);
     }
   }
+  // Each kept activation is freed once its last reader has run, as autograd frees saved tensors:
+  // the first layer's gradients are being allocated while its activations go.
+  for (Tensor* done : {&a.fc, &a.gate, &a.up, &a.ln2}) done->reset();
   // Gradient at residual_mid: through the second norm, plus the skip connection.
   phase.next("bwd.ln2");
   Tensor d_mid = Tensor::empty(dev, s.hidden, cd);
   {
-    Tensor d_ln2_w = norm_grad(g.ln2_w, l, 0), d_ln2_b = norm_grad(g.ln2_b, l, 1);
+    Tensor d_ln2_w = norm_grad(&P::ln2_w, l, 0), d_ln2_b = norm_grad(&P::ln2_b, l, 1);
     norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, l), a.ln2_mean,
                   a.ln2_rstd);
     d_ln2.reset();
+    for (Tensor* done : {&a.residual_mid, &a.ln2_mean, &a.ln2_rstd}) done->reset();
     ops::residual_add(d_mid, d_mid, d_out);
   }
 
@@ -408,8 +427,9 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     Tensor d_heads = Tensor::empty(dev, s.heads, ad);
     {
       Tensor d_attn_out = Tensor::empty(dev, s.hidden, cd);
-      Tensor d_b = layer_of(g.attn_proj_b, l);
+      Tensor d_b = gradient_for_write(&P::attn_proj_b, l);
       linear_backward(Projection::attn_out, l, d_attn_out, d_b, d_mid, a.attn_out);
+      a.attn_out.reset();
       heads_from_tokens({&d_heads}, d_attn_out);
     }
     phase.next("bwd.attention");
@@ -422,6 +442,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
       ops::attention_fused_backward(a.q, a.k, a.v, a.attn_heads, a.lse, d_heads, dq, dk, dv);
     }
     d_heads.reset();
+    for (Tensor* done : {&a.q, &a.k, &a.v, &a.probs, &a.attn_heads, &a.lse}) done->reset();
     if (!gpt2) {  // back through the rotations: the gradients w.r.t. the unrotated q and k
       ops::rope_backward(dq);
       ops::rope_backward(dk);
@@ -432,13 +453,14 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, const BlockA
     dq.reset();
     dk.reset();
     dv.reset();
-    Tensor d_qkv_b = layer_of(g.qkv_b, l);
+    Tensor d_qkv_b = gradient_for_write(&P::qkv_b, l);
     linear_backward(Projection::qkv, l, d_ln1, d_qkv_b, d_qkv, a.ln1);
+    a.ln1.reset();
   }
   // Gradient at the block input: through the first norm, plus the skip connection.
   phase.next("bwd.ln1");
   Tensor d_x = Tensor::empty(dev, s.hidden, cd);
-  Tensor d_ln1_w = norm_grad(g.ln1_w, l, 0), d_ln1_b = norm_grad(g.ln1_b, l, 1);
+  Tensor d_ln1_w = norm_grad(&P::ln1_w, l, 0), d_ln1_b = norm_grad(&P::ln1_b, l, 1);
   norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, l), a.ln1_mean, a.ln1_rstd);
   d_ln1.reset();
   ops::residual_add(d_x, d_x, d_mid);
@@ -457,7 +479,8 @@ void Transformer::backward() {
     lm_head_backward(d_lnf);
     logits_.reset();  // the largest single activation goes first
     d_residual = Tensor::empty(device_, shapes_.hidden, cd);
-    Tensor d_lnf_w = norm_grad(grads_.lnf_w, -1, 0), d_lnf_b = norm_grad(grads_.lnf_b, -1, 1);
+    Tensor d_lnf_w = norm_grad(&ParameterTensors::lnf_w, -1, 0);
+    Tensor d_lnf_b = norm_grad(&ParameterTensors::lnf_b, -1, 1);
     norm_backward(d_residual, d_lnf_w, d_lnf_b, d_lnf, residual_.back(), params_.lnf_w, lnf_mean_,
                   lnf_rstd_);
   }
@@ -482,7 +505,11 @@ void Transformer::backward() {
     // `kept` (the block's activations) is freed at the end of this iteration.
   }
   phase.next("bwd.embedding");
-  if (!frozen_base()) ops::embedding_backward(grads_.wte, grads_.wpe, d_residual, tokens_);
+  if (!frozen_base()) {
+    Tensor d_wte = gradient_for_write(&ParameterTensors::wte, -1);
+    Tensor d_wpe = gradient_for_write(&ParameterTensors::wpe, -1);
+    ops::embedding_backward(d_wte, d_wpe, d_residual, tokens_);
+  }
   d_residual.reset();
   release_activations();
 }

@@ -24,8 +24,9 @@ using LogFn = std::function<void(const std::string&)>;
 class Transformer {
  public:
   // Allocates the parameters (compute dtype, Tag::weights; int8 block projections with
-  // options.lora.int8_base) and gradients (Tag::grads; with LoRA only the adapters') and
-  // initialises the parameters from `seed` (nothing is written on dry). Logs the sizes.
+  // options.lora.int8_base; with LoRA the adapters and their gradients) and initialises them from
+  // `seed` (nothing is written on dry). Logs the sizes. The base's gradients are allocated by
+  // backward (see zero_grads).
   Transformer(Device& device, TransformerConfig config, TrainOptions options, std::uint32_t seed,
               const LogFn& log = {});
 
@@ -35,11 +36,14 @@ class Transformer {
   DType dtype() const { return compute_dtype(options_.precision); }
 
   ParameterTensors& params() { return params_; }  // what the forward reads
-  ParameterTensors& grads() { return grads_; }    // f32, or the compute dtype for matmul weights;
-                                                  // none with LoRA (the base is frozen)
+  // A parameter's gradient (layer < 0: an unstacked tensor; else one layer of a stacked one), as
+  // backward left it: undefined before backward wrote it, after zero_grads, and for a frozen base.
+  // Its dtype: gradient_dtype (parameter_tensors.hpp).
+  Tensor gradient(Tensor ParameterTensors::*member, std::int64_t layer) const;
   const Projections& projections() const { return projections_; }
-  // What the optimizer updates and their gradients, in the same order: every parameter tensor
-  // in table order, or with LoRA the adapters' A and B.
+  // What the optimizer updates and their gradients, in the same order: every parameter in table
+  // order, a stacked one layer by layer (slices sharing its storage), or with LoRA the adapters' A
+  // and B. A gradient backward has not written is undefined: the optimizer skips its parameter.
   std::vector<Tensor> trainable_tensors();
   std::vector<Tensor> trainable_gradients();
 
@@ -53,14 +57,18 @@ class Transformer {
   const Tensor& logits() const { return logits_; }
 
   // Backward of the last forward (which must have had dloss): ACCUMULATES every parameter
-  // gradient (+=, so micro-batches add up) and frees every activation.
+  // gradient (+=, so micro-batches add up) and frees every activation. A base gradient is
+  // allocated (zeroed, Tag::grads) where backward first writes it, a layer at a time, so the
+  // early layers' gradients do not exist while the late layers' activations do.
   void backward();
+  // Frees the base's gradients, as PyTorch's zero_grad(set_to_none=True): between steps (and
+  // during the forward) they take no memory. LoRA adapters' gradients are zeroed in place.
   void zero_grads();
   // Drops the activations of a forward that will not be followed by backward.
   void release_activations();
 
   // Bytes of the parameters as allocated here (compute dtype, int8 rows and their scales, LoRA
-  // adapters) and of their gradients.
+  // adapters) and of their gradients once backward has written all of them.
   std::size_t parameter_bytes() const;
   std::size_t gradient_bytes() const;
   std::size_t trainable_elements() const;
@@ -68,7 +76,8 @@ class Transformer {
 
  private:
   BlockActivations block_forward(std::int64_t layer, const Tensor& x, Tensor& out) const;
-  Tensor block_backward(std::int64_t layer, const Tensor& x, const BlockActivations& kept,
+  // Frees each of `kept`'s tensors after its last use.
+  Tensor block_backward(std::int64_t layer, const Tensor& x, BlockActivations& kept,
                         const Tensor& d_out);
   void norm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& weight,
                     const Tensor& bias) const;
@@ -76,6 +85,9 @@ class Transformer {
                      const Tensor& x, const Tensor& weight, const Tensor& mean,
                      const Tensor& rstd) const;
   void lm_head_backward(Tensor& d_lnf);
+  // The gradient backward writes for a parameter (layer < 0: unstacked), allocated zeroed on first
+  // use; undefined for a frozen base or a tensor this style has not.
+  Tensor gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer);
   // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
   void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
   void linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias, const Tensor& dy,
@@ -83,13 +95,15 @@ class Transformer {
   // A norm weight's (or bias's) gradient at a layer, or a sink when the base is frozen: the norm
   // kernels always write one, and nothing reads it.
   // layer < 0: an unstacked tensor (the final norm); slot: 0 weight, 1 bias.
-  Tensor norm_grad(const Tensor& grad, std::int64_t layer, int slot) const;
+  Tensor norm_grad(Tensor ParameterTensors::*member, std::int64_t layer, int slot);
 
   Device& device_;
   TransformerConfig config_;
   TrainOptions options_;
+  std::vector<ParameterSpec> specs_;  // parameter_specs(config_)
   ParameterTensors params_;
-  ParameterTensors grads_;
+  ParameterTensors grads_;                     // the unstacked tensors' (embeddings, final norm, head)
+  std::vector<ParameterTensors> layer_grads_;  // per layer: the stacked tensors', without the L
   Projections projections_;
   Tensor norm_grad_sink_;  // frozen base: (C) f32
 
