@@ -154,6 +154,18 @@ TEST(Embedding, ForwardGathersAndBackwardMatchesFiniteDifferences) {
   EXPECT_THROW(embedding_forward(out1, bad, wte, wpe), std::invalid_argument);
 }
 
+TEST(Embedding, ABf16GradientIsRoundedOncePerCall) {
+  // 300 positions of one token, each adding 1 to a bf16 gradient that holds 1024 (bf16 steps by 8
+  // there): added one at a time each 1 would round away; summed in f32 first, 1324 rounds to 1328.
+  const std::int64_t T = 300, C = 2;
+  Tensor tokens = Tensor::from_host(host_device(), {1, T}, DType::i32, std::vector<float>(T, 1.0f));
+  Tensor dout = Tensor::from_host(host_device(), {1, T, C}, DType::bf16, std::vector<float>(T * C, 1.0f));
+  Tensor dwte = Tensor::from_host(host_device(), {3, C}, DType::bf16, {0, 0, 1024, 1024, 0, 0});
+  Tensor none;
+  embedding_backward(dwte, none, dout, tokens);
+  EXPECT_EQ(dwte.to_host_f32(), (std::vector<float>{0, 0, 1328, 1328, 0, 0}));
+}
+
 TEST(CrossEntropy, KnownLossAndFusedGradientMatchesFiniteDifferences) {
   Tensor uniform = Tensor::from_host(host_device(), {1, 4}, DType::f32, {0.5f, 0.5f, 0.5f, 0.5f});
   Tensor target1 = Tensor::from_host(host_device(), {1}, DType::i32, {2});
