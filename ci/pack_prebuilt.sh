@@ -1,56 +1,45 @@
 #!/usr/bin/env bash
-# Packs what ci/gpu_prebuilt.sh runs from a build folder: the stripped oomlab binary and GPU test
-# programs, into .carry/prebuilt.tar.xz (xz: the GPU machine has no zstd) (xz with a long dictionary finds the kernels' fat binary that
-# every program holds, so the archive stays within the device tool's carry limit).
-# A second build folder's kernel GPU tests may come along (e.g. an sm_80-only build, whose
-# compute_80 PTX the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code).
-# OOMLAB_PACK_BENCHES=1 adds every benchmark program of BUILD_DIR (for ci/gpu.sh's bench stage
-# with OOMLAB_GPU_BUILD=BUILD_DIR).
-#   usage: ci/pack_prebuilt.sh BUILD_DIR [KERNEL_BUILD_DIR]
+# Packs what ci/gpu_prebuilt.sh runs from a build folder: the stripped oomlab binary and every
+# program with gpu-labelled tests, into .carry/prebuilt.tar.xz (xz: the GPU machine has no zstd;
+# a long dictionary finds the kernels' fat binary that every program holds, so the archive stays
+# within the device tool's carry limit).
+# A second build folder's come along the same way (e.g. an sm_80-only build, whose compute_80 PTX
+# the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code).
+# OOMLAB_PACK_BENCHES=1 adds every benchmark program of both (for ci/gpu.sh's bench stages with
+# OOMLAB_GPU_BUILD=BUILD_DIR).
+#   usage: ci/pack_prebuilt.sh BUILD_DIR [SECOND_BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1
 extra=${2:-}
-kernel_tests=(kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernels_conv_gpu_test
-              kernels/attention/tests/kernels_attention_gpu_test
-              kernels/transformer/tests/kernels_transformer_gpu_test)
-programs=(harness/cli/oomlab scenarios/spawn/tests/spawn_gpu_test harness/cli/tests/doctor_gpu_test
-          harness/cli/tests/question_gpu_test scenarios/train7b/tests/train7b_gpu_test
-          harness/device/tests/device_gpu_test scenarios/models/transformer/tests/transformer_model_gpu_test
-          "${kernel_tests[@]}")
-if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then
-  while read -r bench; do programs+=("${bench#"$build"/}"); done < <(find "$build" -type f -executable -name '*_bench' | sort)
-fi
+# What a build folder contributes: the oomlab binary, every program with gpu-labelled tests (and
+# the list of those tests, ci/gpu_test_list.py), and with OOMLAB_PACK_BENCHES=1 its benchmarks.
+pack_build() {  # dir
+  local dir=$1 program
+  local programs=(harness/cli/oomlab)
+  python3 ci/gpu_test_list.py "$dir" >"$staging/.gpu_tests"
+  while IFS=$'\t' read -r program _; do programs+=("$program"); done <"$staging/.gpu_tests"
+  if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then
+    while read -r program; do programs+=("${program#"$dir"/}"); done < <(find "$dir" -type f -executable -name '*_bench' | sort)
+  fi
+  mkdir -p "$staging/$dir/.lib"
+  mv "$staging/.gpu_tests" "$staging/$dir/.gpu_tests"
+  for program in "${programs[@]}"; do
+    mkdir -p "$staging/$dir/$(dirname "$program")"
+    strip -o "$staging/$dir/$program" "$dir/$program"
+    # Google Benchmark's shared library: the GPU machine has another version (DEVICE.md). Carried
+    # into DIR/.lib, which ci/gpu_prebuilt.sh and ci/gpu.sh put on LD_LIBRARY_PATH.
+    ldd "$dir/$program" | awk '/libbenchmark/ {print $3}' | while read -r lib; do cp -L "$lib" "$staging/$dir/.lib/"; done
+  done
+  echo "$PWD" >"$staging/$dir/.source_dir"
+}
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
-mkdir -p "$staging/$build"
-for program in "${programs[@]}"; do
-  mkdir -p "$staging/$build/$(dirname "$program")"
-  strip -o "$staging/$build/$program" "$build/$program"
-done
-# Google Benchmark's shared library: the GPU machine has another version (DEVICE.md). Carried
-# into BUILD_DIR/.lib, which ci/gpu_prebuilt.sh and ci/gpu.sh put on LD_LIBRARY_PATH.
-mkdir -p "$staging/$build/.lib"
-for program in "${programs[@]}"; do ldd "$build/$program"; done | awk '/libbenchmark/ {print $3}' | sort -u |
-  while read -r lib; do cp -L "$lib" "$staging/$build/.lib/"; done
-printf '%s\n' "${kernel_tests[@]}" >"$staging/$build/.kernel_gpu_tests"
-# The ones that run under CUDA_FORCE_PTX_JIT=1 (no cuBLAS handle: see ci/gpu_prebuilt.sh).
-printf '%s\n' "${kernel_tests[@]:0:2}" >"$staging/$build/.ptx_jit_tests"
-if [[ -n "$extra" ]]; then
-  extra_programs=("${kernel_tests[@]}")
-  if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then  # what ci/gpu.sh's sm80-bench and sm80-suite run
-    extra_programs+=(harness/cli/oomlab kernels/attention/bench/attention_bench kernels/conv/bench/conv_bench
-                     scenarios/gpt_train/bench/training_bench)
-  fi
-  for program in "${extra_programs[@]}"; do
-    [[ -x "$extra/$program" ]] || continue
-    mkdir -p "$staging/$extra/$(dirname "$program")"
-    strip -o "$staging/$extra/$program" "$extra/$program"
-    [[ $program == *_test ]] && echo "$program" >>"$staging/$extra/.kernel_gpu_tests"
-  done
-  echo "$PWD" >"$staging/$extra/.source_dir"
-fi
-echo "$PWD" >"$staging/$build/.source_dir"
+pack_build "$build"
+[[ -n "$extra" ]] && pack_build "$extra"
+# The kernel tests that never create a cuBLAS handle, which CUDA_FORCE_PTX_JIT=1 would break:
+# ci/gpu_prebuilt.sh's ptxjit stage reruns them on the compute_80 PTX.
+printf '%s\n' kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernels_conv_gpu_test >"$staging/$build/.ptx_jit_tests"
 # The commit the programs were built from, for their records (a configure-time commit goes stale
 # with incremental builds; ci/gpu_prebuilt.sh and ci/gpu.sh export it as OOMLAB_GIT_COMMIT).
 commit=$(git rev-parse HEAD)
