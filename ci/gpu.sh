@@ -67,6 +67,12 @@ build_preset() {  # preset log [target ...]
   { cmake --preset "$name" && cmake --build --preset "$name" -j "$jobs" "${targets[@]}" -- -k 0; } >"$log" 2>&1
 }
 
+# The same, unless ci/pack_prebuilt.sh brought the folder built elsewhere (it leaves .source_dir).
+build_preset_unless_packed() {  # preset log [target ...]
+  [[ -f build/$1/.source_dir ]] && { echo "build/$1: packed, built elsewhere" >"$2"; return 0; }
+  build_preset "$@"
+}
+
 if want build; then
   step "configure + build ($preset preset)"
   build_preset "$preset" "$out/build.log" || fail build
@@ -202,7 +208,7 @@ fi
 if want ptx80; then  # PTX only: every kernel JIT-compiled by the driver
   mkdir -p "$out/ptx80"
   step "configure + build (ptx80 preset: compute_80 PTX only) oomlab, device_gpu_test"
-  if build_preset ptx80 "$out/ptx80/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
+  if build_preset_unless_packed ptx80 "$out/ptx80/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
     build/ptx80/harness/device/tests/device_gpu_test --gtest_filter='CudaCodeGpu.*' \
       >"$out/ptx80/device_gpu_test.log" 2>&1 || fail "ptx80 CudaCodeGpu"
     grep -E "runs|PASSED|FAILED" "$out/ptx80/device_gpu_test.log"
@@ -218,7 +224,7 @@ fi
 if want sm75; then  # Turing: runs, or ends with the capability line
   mkdir -p "$out/sm75"
   step "configure + build (sm75 preset: sm_75 SASS + compute_75 PTX) oomlab and two GPU tests"
-  if build_preset sm75 "$out/sm75/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
+  if build_preset_unless_packed sm75 "$out/sm75/build.log" oomlab device_gpu_test kernels_core_gpu_test; then
     for exe in build/sm75/harness/device/tests/device_gpu_test build/sm75/kernels/core/tests/kernels_core_gpu_test; do
       "$exe" >"$out/sm75/$(basename "$exe").log" 2>&1 || fail "sm75 $(basename "$exe")"
       grep -E "^(cuda|attention|conv|matmul)|runs .* of this binary|PASSED|FAILED" "$out/sm75/$(basename "$exe").log"
@@ -234,17 +240,20 @@ fi
 if want noimage; then  # the sm80 build with its PTX JIT off: no code this GPU can run
   mkdir -p "$out/noimage"
   step "noimage: sm80 build, CUDA_DISABLE_PTX_JIT=1: the start-up line"
+  # An empty JIT cache: the driver still loads kernels an earlier run JIT-compiled into the cache.
+  export CUDA_CACHE_PATH=$(mktemp -d)
   CUDA_DISABLE_PTX_JIT=1 OOMLAB_EXPECT_NO_CUDA_CODE=1 "$sm80/harness/device/tests/device_gpu_test" \
     --gtest_filter='CudaCodeGpu.MissingCodeIsOneLine' >"$out/noimage/device_gpu_test.log" 2>&1 ||
     fail "noimage device_gpu_test"
   grep -E "no GPU code|PASSED|FAILED" "$out/noimage/device_gpu_test.log"
-  CUDA_DISABLE_PTX_JIT=1 "$sm80/harness/cli/oomlab" run fragmentation --variant fixed --device cuda \
+  CUDA_DISABLE_PTX_JIT=1 "$sm80/harness/cli/oomlab" run fragmentation --variant fixed-expandable --device cuda \
     >"$out/noimage/oomlab-run.log" 2>&1
   rc=$?
   echo "oomlab run exit $rc: $(head -c 400 "$out/noimage/oomlab-run.log")" | tee -a "$out/summary.log"
   if ((rc != 2)) || ! grep -q "no GPU code" "$out/noimage/oomlab-run.log"; then
     fail "noimage: oomlab run (exit $rc, wanted 2 and the start-up line)"
   fi
+  unset CUDA_CACHE_PATH
 fi
 
 # One full-scale variant on cuda, its record (with the profiled ranges) under $out/full, a time

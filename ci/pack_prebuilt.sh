@@ -3,21 +3,23 @@
 # program with gpu-labelled tests, into .carry/prebuilt.tar.xz (xz: the GPU machine has no zstd;
 # a long dictionary finds the kernels' fat binary that every program holds, so the archive stays
 # within the device tool's carry limit).
-# A second build folder's come along the same way (e.g. an sm_80-only build, whose compute_80 PTX
-# the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code).
-# OOMLAB_PACK_BENCHES=1 adds every benchmark program of both (for ci/gpu.sh's bench stages with
-# OOMLAB_GPU_BUILD=BUILD_DIR).
-#   usage: ci/pack_prebuilt.sh BUILD_DIR [SECOND_BUILD_DIR]
+# More build folders come along the same way (e.g. an sm_80-only build, whose compute_80 PTX
+# the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code; or the ptx80 and
+# sm75 presets' oomlab for ci/gpu.sh's ptx80 and sm75 stages). OOMLAB_PACK_BENCHES=1 adds every
+# benchmark program (for ci/gpu.sh's bench stages with OOMLAB_GPU_BUILD=BUILD_DIR).
+#   usage: ci/pack_prebuilt.sh BUILD_DIR [MORE_BUILD_DIR ...]   (the first: the records' commit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1
-extra=${2:-}
 # What a build folder contributes: the oomlab binary, every program with gpu-labelled tests (and
 # the list of those tests, ci/gpu_test_list.py), and with OOMLAB_PACK_BENCHES=1 its benchmarks.
 pack_build() {  # dir
-  local dir=$1 program
+  local dir=$1 program line
   local programs=(harness/cli/oomlab)
-  python3 ci/gpu_test_list.py "$dir" >"$staging/.gpu_tests"
+  # Only the programs this folder has built (a partial build packs what it has).
+  python3 ci/gpu_test_list.py "$dir" | while IFS= read -r line; do
+    [[ -x "$dir/${line%%$'\t'*}" ]] && echo "$line"
+  done >"$staging/.gpu_tests"
   while IFS=$'\t' read -r program _; do programs+=("$program"); done <"$staging/.gpu_tests"
   if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then
     while read -r program; do programs+=("${program#"$dir"/}"); done < <(find "$dir" -type f -executable -name '*_bench' | sort)
@@ -35,8 +37,7 @@ pack_build() {  # dir
 }
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
-pack_build "$build"
-[[ -n "$extra" ]] && pack_build "$extra"
+for dir in "$@"; do pack_build "$dir"; done
 # The kernel tests that never create a cuBLAS handle, which CUDA_FORCE_PTX_JIT=1 would break:
 # ci/gpu_prebuilt.sh's ptxjit stage reruns them on the compute_80 PTX.
 printf '%s\n' kernels/core/tests/kernels_core_gpu_test kernels/conv/tests/kernels_conv_gpu_test >"$staging/$build/.ptx_jit_tests"
@@ -46,5 +47,5 @@ commit=$(git rev-parse HEAD)
 git diff --quiet HEAD -- . ':!.carry' || commit+="-dirty"
 echo "$commit" >"$staging/$build/.git_commit"
 mkdir -p .carry
-tar -C "$staging" -c "$build" ${extra:+"$extra"} | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
+tar -C "$staging" -c "$@" | xz -1e --lzma2=preset=1,dict=384MiB -T1 > .carry/prebuilt.tar.xz
 ls -l .carry/prebuilt.tar.xz; rm -f .carry/prebuilt.tar.zst

@@ -128,12 +128,16 @@ void load_folder(ResultSet& set, const fs::path& root) {
 std::string ResultSet::describe() const {
   std::string text;
   if (!records.empty()) {
-    // "cuda NVIDIA H200" for a GPU (a record of a run that never reached it names no GPU).
+    // "cuda NVIDIA H200" for a GPU (a record of a run that never reached it names no GPU), with
+    // what ran there when the record says: "[compute_80 PTX (JIT): attention_backward mma.sync, ...]".
     std::set<std::string> devices, named_kinds;
     for (const LoadedRecord& loaded : records) {
       const DeviceRecord& device = loaded.record.device;
       if (device.kind == "cuda" && !device.name.empty()) {
-        devices.insert(device.kind + " " + device.name);
+        std::string ran;
+        for (const auto& [family, engine] : device.engines) ran += (ran.empty() ? "" : ", ") + family + " " + engine;
+        if (!device.image.empty()) ran = device.image + (ran.empty() ? "" : ": " + ran);
+        devices.insert(device.kind + " " + device.name + (ran.empty() ? "" : " [" + ran + "]"));
         named_kinds.insert(device.kind);
       }
     }

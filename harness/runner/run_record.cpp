@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace oomlab {
 
@@ -28,7 +29,8 @@ std::optional<OutcomeStatus> parse_outcome_status(std::string_view name) {
 bool operator==(const DeviceRecord& a, const DeviceRecord& b) {
   return a.kind == b.kind && a.name == b.name && a.compute_capability == b.compute_capability &&
          a.total_memory == b.total_memory && a.driver_version == b.driver_version &&
-         a.runtime_version == b.runtime_version;
+         a.runtime_version == b.runtime_version && a.built_for == b.built_for && a.image == b.image &&
+         a.engines == b.engines;
 }
 bool operator==(const BudgetRecord& a, const BudgetRecord& b) {
   return a.bytes == b.bytes && a.profile == b.profile && a.text == b.text;
@@ -97,6 +99,12 @@ T field_or(const Json& json, const char* key, const std::string& path, T absent)
   return field<T>(json, key, path);
 }
 
+// A field that may be absent (written only where it applies) as well as null.
+template <class T>
+T optional_field(const Json& json, const char* key, const std::string& path, T absent) {
+  return json.contains(key) ? field_or<T>(json, key, path, std::move(absent)) : absent;
+}
+
 const Json& object(const Json& json, const char* key, const std::string& path) {
   auto it = json.find(key);
   if (it == json.end() || !it->is_object()) {
@@ -118,6 +126,9 @@ Json to_json(const RunRecord& r) {
                     {"total_memory", r.device.total_memory},
                     {"driver_version", r.device.driver_version},
                     {"runtime_version", r.device.runtime_version}};
+  if (!r.device.built_for.empty()) json["device"]["built_for"] = r.device.built_for;
+  if (!r.device.image.empty()) json["device"]["image"] = r.device.image;
+  if (!r.device.engines.empty()) json["device"]["engines"] = r.device.engines;
   json["budget"] = {{"bytes", r.budget.bytes},
                     {"profile", string_or_null(r.budget.profile)},
                     {"text", r.budget.text}};
@@ -175,6 +186,9 @@ RunRecord run_record_from_json(const Json& json) {
   r.device.total_memory = field<std::uint64_t>(device, "total_memory", "device.");
   r.device.driver_version = field<int>(device, "driver_version", "device.");
   r.device.runtime_version = field<int>(device, "runtime_version", "device.");
+  r.device.built_for = optional_field<std::string>(device, "built_for", "device.", "");
+  r.device.image = optional_field<std::string>(device, "image", "device.", "");
+  r.device.engines = optional_field<std::map<std::string, std::string>>(device, "engines", "device.", {});
 
   const Json& budget = object(json, "budget", "");
   r.budget.bytes = field<std::uint64_t>(budget, "bytes", "budget.");

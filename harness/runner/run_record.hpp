@@ -27,6 +27,12 @@ struct DeviceRecord {
   std::uint64_t total_memory = 0;
   int driver_version = 0;
   int runtime_version = 0;
+  // cuda only (empty elsewhere, and in records written before them): the architectures the
+  // binary was built for, the image the driver runs ("sm_90a", "compute_80 PTX (JIT)") and the
+  // engine of each kernel family ("conv": "wgmma"), so a comparison across GPUs says what ran.
+  std::string built_for;
+  std::string image;
+  std::map<std::string, std::string> engines;
 };
 
 struct BudgetRecord {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "harness/device/cuda_archs.hpp"
+#include "harness/device/engine_report.hpp"
 #include "harness/device/monitor.hpp"
 #include "harness/device/op_profiler.hpp"
 #include "harness/memory/oom_error.hpp"
@@ -144,6 +146,11 @@ void fill_device(RunRecord& record, const DeviceInfo& info) {
   record.device.total_memory = info.total_memory;
   record.device.driver_version = info.driver_version;
   record.device.runtime_version = info.runtime_version;
+  if (info.kind == "cuda" && info.compute_major > 0) {
+    record.device.built_for = describe_cuda_architectures(built_cuda_architectures());
+    record.device.image = describe_cuda_image(current_cuda_code().image);
+    record.device.engines = reported_engines();
+  }
 }
 
 void fill_memory(RunRecord& record, const memory::MemoryStats& stats,

@@ -37,6 +37,17 @@ TEST(ResultSet, ReadsARecordAnArrayAndABaseline) {
   EXPECT_TRUE(baseline.records.front().baseline);
 }
 
+TEST(ResultSet, ACudaRecordSaysWhatRan) {
+  ScratchDir dir;
+  RunRecord ampere = leak_record();
+  ampere.device.kind = "cuda";
+  ampere.device.name = "NVIDIA H200";
+  ampere.device.image = "compute_80 PTX (JIT)";
+  ampere.device.engines = {{"conv", "mma.sync"}, {"matmul", "cublasLt"}};
+  EXPECT_EQ(load_result_set(dir.write("a.json", to_json(ampere).dump())).describe(),
+            "1 run record (cuda NVIDIA H200 [compute_80 PTX (JIT): conv mma.sync, matmul cublasLt])");
+}
+
 TEST(ResultSet, AFolderHoldsEveryRecordBelowItAndSaysWhatItSkipped) {
   ScratchDir dir;
   dir.write("suite/srgan_leak.broken.dry-full.json", to_json(leak_record()).dump());

@@ -14,7 +14,8 @@ RunRecord full_record() {
   RunRecord r;
   r.scenario = "fragmentation";
   r.variant = "broken";
-  r.device = {"cuda", "NVIDIA H200", "9.0", 150'000'000'000ull, 13000, 13000};
+  r.device = {"cuda", "NVIDIA H200", "9.0", 150'000'000'000ull, 13000, 13000,
+              "sm_80 + PTX compute_80", "compute_80 PTX (JIT)", {{"attention_backward", "mma.sync"}, {"conv", "mma.sync"}}};
   r.budget = {12'348'030'976ull, "rtx3060-12g", "rtx3060-12g (11.50GiB)"};
   r.scale = "small";
   r.knobs = {{"batch", "24"}, {"dtype", "bf16"}};
@@ -66,6 +67,18 @@ TEST(RunRecord, AbsentValuesAreNullAndRoundTrip) {
   EXPECT_TRUE(json["throughput"]["unit"].is_null());
   EXPECT_TRUE(json["budget"]["profile"].is_null());
   EXPECT_TRUE(run_record_from_json(json) == original);
+}
+
+TEST(RunRecord, WhatRanIsWrittenOnlyForCuda) {
+  RunRecord cuda = full_record();
+  auto json = to_json(cuda);
+  EXPECT_EQ(json["device"]["image"], "compute_80 PTX (JIT)");
+  EXPECT_EQ(json["device"]["engines"]["conv"], "mma.sync");
+  RunRecord dry = full_record();
+  dry.device = {"dry", "dry (no backing)", "", 0, 0, 0, "", "", {}};
+  json = to_json(dry);
+  for (const char* field : {"built_for", "image", "engines"}) EXPECT_FALSE(json["device"].contains(field)) << field;
+  EXPECT_TRUE(run_record_from_json(json) == dry);
 }
 
 TEST(RunRecord, CrashRoundTripsItsSignal) {
