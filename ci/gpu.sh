@@ -9,6 +9,7 @@
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
 #   OOMLAB_GPU_BUILD=DIR uses the programs of a build made elsewhere (no build stage).
+#   OOMLAB_SANITIZE_REGEX: which sm80 kernel test programs sm80-sanitize takes (default: all four).
 #   The main build is the `cuda` preset: the default architecture list (7.5 to 12.x), whose
 #   sm_90a image the H200 runs; OOMLAB_GPU_PRESET=sm90a builds Hopper only (faster).
 #   archs (issue 17, every GPU) = sm80 ptx80 sm75 noimage, into OUTDIR/<stage>/:
@@ -180,7 +181,7 @@ fi
 
 if want sm80-sanitize; then  # the kernels' GPU tests: the code an A100 runs
   mkdir -p "$out/sm80"
-  sanitize_build "$sm80" "$out/sm80" 'attention|conv|transformer|core'
+  sanitize_build "$sm80" "$out/sm80" "${OOMLAB_SANITIZE_REGEX:-attention|conv|transformer|core}"
 fi
 
 if want sm80-bench; then  # the same three benchmarks from both builds, interleaved, one call
