@@ -95,6 +95,7 @@ int advise_command(const AdviseCliOptions& options) {
   if (options.confirm && !cuda_available()) {
     throw UsageError("--confirm runs the candidates on the GPU: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   }
+  if (options.confirm) require_code_for(DeviceKind::cuda);
   advise::Advice advice;
   try {
     advice = advise::advise(base, settings);

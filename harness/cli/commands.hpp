@@ -127,6 +127,10 @@ namespace oomlab::cli {
 // Option values to enums, or UsageError naming the option and the valid values. A cuda
 // device without a usable GPU is a UsageError too.
 DeviceKind device_option(const std::string& text);
+// The start-up check for a command about to run on `kind`: on cuda, a binary without code for
+// this GPU is one line (built for which architectures, the GPU's capability, how to rebuild),
+// thrown as a UsageError (exit 2) before any run starts. Nothing elsewhere.
+DeviceKind require_code_for(DeviceKind kind);
 Scale scale_option(const std::string& text);
 // The --set options (each "k=v[,k=v]") as one list of settings, or UsageError.
 KnobSettings knob_settings_option(const std::vector<std::string>& sets);

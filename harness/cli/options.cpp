@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "harness/device/cuda_archs.hpp"
 #include "harness/runner/atomic_file.hpp"
 
 namespace oomlab::cli {
@@ -13,7 +14,15 @@ DeviceKind device_option(const std::string& text) {
   if (*kind == DeviceKind::cuda && !cuda_available()) {
     throw UsageError("--device cuda: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   }
-  return *kind;
+  return require_code_for(*kind);
+}
+
+DeviceKind require_code_for(DeviceKind kind) {
+  if (kind == DeviceKind::cuda) {
+    const std::string problem = startup_cuda_code_problem();
+    if (!problem.empty()) throw UsageError(problem);
+  }
+  return kind;
 }
 
 Scale scale_option(const std::string& text) {

@@ -40,7 +40,7 @@ std::vector<RunRequest> build_requests(const RunOptions& options) {
   const Scenario* scenario = ScenarioRegistry::instance().find(options.scenario);
   RunRequest base;
   base.scenario = options.scenario;
-  base.device = options.device.empty() ? default_device_kind() : device_option(options.device);
+  base.device = options.device.empty() ? require_code_for(default_device_kind()) : device_option(options.device);
   base.scale = scale_option(options.scale);
   base.budget = options.budget;
   if (options.steps_given && options.steps <= 0) {

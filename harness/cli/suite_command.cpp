@@ -39,7 +39,7 @@ Plan make_plan(const SuiteOptions& options) {
   if (!options.device.empty()) {
     devices = {device_option(options.device)};
   } else {
-    devices = {cuda_available() ? DeviceKind::cuda : DeviceKind::host, DeviceKind::dry};
+    devices = {require_code_for(cuda_available() ? DeviceKind::cuda : DeviceKind::host), DeviceKind::dry};
   }
   Plan plan;
   for (DeviceKind device : devices) {
