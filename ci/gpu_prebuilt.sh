@@ -4,7 +4,8 @@
 # .carry/prebuilt.tar.zst; the device tool carries it (`carry: [".carry"]`) and this script
 # unpacks it at the same place, so the source paths compiled into the tests resolve, and runs:
 #   gpu=DIR   every gpu-labelled test of a packed build folder (what `ctest -L gpu` runs there),
-#             one process per program, one program at a time: on an H200 a fat build runs its
+#             one process per program (a test that skips there again alone), one program at a
+#             time: on an H200 a fat build runs its
 #             sm_90a code (the Hopper engines); an sm_80-only build runs its compute_80 PTX,
 #             JIT-compiled by the driver (the Ampere-class engines A100 and RTX cards run, with
 #             cuBLAS on its own Hopper code)
@@ -36,8 +37,18 @@ nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 
 run_gtest() {  # name workdir program [args...]: a gtest program with its log in $out/name.log
   local name=$1 workdir=$2; shift 2
-  (cd "$workdir" && timeout 300 "$@" --gtest_brief=1) >"$out/$name.log" 2>&1 || fail "$name (exit $?)"
-  tail -n 3 "$out/$name.log" | tee -a "$out/summary.log"
+  (cd "$workdir" && timeout 300 "$@") >"$out/$name.log" 2>&1 || fail "$name (exit $?)"
+  grep -E '^\[(==========|  PASSED  |  SKIPPED |  FAILED  )\] [0-9]+ tests?' "$out/$name.log" | tee -a "$out/summary.log"
+}
+
+# A test that skipped among its program's others gets its own process, as under ctest (some need
+# one without a CUDA context yet); skipping again there is its own verdict.
+rerun_skipped() {  # name workdir program
+  local name=$1 workdir=$2 program=$3 test
+  for test in $(sed -n 's/^\[  SKIPPED \] \([A-Za-z0-9_./]*\)$/\1/p' "$out/$name.log" | sort -u); do
+    step "  alone: $test"
+    run_gtest "$name.$test" "$workdir" "$program" --gtest_filter="$test"
+  done
 }
 
 for stage in "${stages[@]}"; do
@@ -48,6 +59,7 @@ for stage in "${stages[@]}"; do
       while IFS=$'\t' read -r program workdir filter; do
         step "$tag: $(basename "$program")"
         run_gtest "$tag.$(basename "$program")" "$dir/$workdir" "$PWD/$dir/$program" --gtest_filter="$filter"
+        rerun_skipped "$tag.$(basename "$program")" "$dir/$workdir" "$PWD/$dir/$program"
       done <"$dir/.gpu_tests"
       ;;
     ptxjit)
