@@ -40,12 +40,6 @@ DType gradient_dtype(const ParameterSpec& spec, Precision precision) {
   return spec.compute_dtype_grad ? compute_dtype(precision) : DType::f32;
 }
 
-std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const TransformerConfig& config) {
-  std::vector<Tensor*> list;
-  for (const ParameterSpec& spec : parameter_specs(config)) list.push_back(&(tensors.*spec.member));
-  return list;
-}
-
 bool stacked_per_layer(const ParameterSpec& spec) {
   using P = ParameterTensors;
   for (Tensor P::*outer : {&P::wte, &P::wpe, &P::lnf_w, &P::lnf_b, &P::lm_head}) {

@@ -63,8 +63,6 @@ ParameterTensors allocate_parameters(Device& device, const TransformerConfig& co
   return tensors;
 }
 
-// The defined tensors of a struct in table order (for loops over all parameters).
-std::vector<Tensor*> parameter_list(ParameterTensors& tensors, const TransformerConfig& config);
 
 // True for the (L, ...) tensors stacked over the layers (every tensor but the embeddings, the final
 // norm and the LM head).

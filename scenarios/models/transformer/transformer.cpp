@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
@@ -119,13 +120,21 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
   }
 }
 
+std::vector<std::pair<const ParameterSpec*, std::int64_t>> Transformer::trainable_pieces() const {
+  std::vector<std::pair<const ParameterSpec*, std::int64_t>> pieces;
+  for (const ParameterSpec& spec : specs_) {
+    if (!stacked_per_layer(spec)) pieces.emplace_back(&spec, -1);
+    else for (std::int64_t l = 0; l < config_.layers; ++l) pieces.emplace_back(&spec, l);
+  }
+  return pieces;
+}
+
 std::vector<Tensor> Transformer::trainable_tensors() {
   if (frozen_base()) return projections_.adapter_tensors();
   std::vector<Tensor> list;
-  for (const ParameterSpec& spec : specs_) {
-    const Tensor& param = params_.*spec.member;
-    if (!stacked_per_layer(spec)) list.push_back(param);
-    else for (std::int64_t l = 0; l < config_.layers; ++l) list.push_back(layer_slice(param, l));
+  for (const auto& [spec, l] : trainable_pieces()) {
+    const Tensor& param = params_.*spec->member;
+    list.push_back(l < 0 ? param : layer_slice(param, l));
   }
   return list;
 }
@@ -133,21 +142,23 @@ std::vector<Tensor> Transformer::trainable_tensors() {
 std::vector<Tensor> Transformer::trainable_gradients() {
   if (frozen_base()) return projections_.adapter_gradients();
   std::vector<Tensor> list;
-  for (const ParameterSpec& spec : specs_) {
-    if (!stacked_per_layer(spec)) list.push_back(gradient(spec.member, -1));
-    else for (std::int64_t l = 0; l < config_.layers; ++l) list.push_back(gradient(spec.member, l));
-  }
+  for (const auto& [spec, l] : trainable_pieces()) list.push_back(gradient(spec->member, l));
   return list;
 }
 
+template <class Self>
+auto& Transformer::gradient_slot(Self& self, Tensor ParameterTensors::*member, std::int64_t layer) {
+  return layer < 0 ? self.grads_.*member : self.layer_grads_.at(static_cast<std::size_t>(layer)).*member;
+}
+
 Tensor Transformer::gradient(Tensor ParameterTensors::*member, std::int64_t layer) const {
-  return layer < 0 ? grads_.*member : layer_grads_.at(static_cast<std::size_t>(layer)).*member;
+  return gradient_slot(*this, member, layer);
 }
 
 Tensor Transformer::gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer) {
   const Tensor& param = params_.*member;
   if (frozen_base() || !param.defined()) return Tensor();
-  Tensor& grad = layer < 0 ? grads_.*member : layer_grads_.at(static_cast<std::size_t>(layer)).*member;
+  Tensor& grad = gradient_slot(*this, member, layer);
   if (!grad.defined()) {
     const auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
     TagScope tag(Tag::grads);

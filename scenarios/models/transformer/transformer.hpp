@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/core/tensor.hpp"
@@ -88,6 +89,12 @@ class Transformer {
   // The gradient backward writes for a parameter (layer < 0: unstacked), allocated zeroed on first
   // use; undefined for a frozen base or a tensor this style has not.
   Tensor gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer);
+  // Where a parameter's gradient lives (const or not, as `self`).
+  template <class Self>
+  static auto& gradient_slot(Self& self, Tensor ParameterTensors::*member, std::int64_t layer);
+  // The order the optimizer sees: every spec in table order, a stacked one layer by layer
+  // (layer -1: an unstacked tensor).
+  std::vector<std::pair<const ParameterSpec*, std::int64_t>> trainable_pieces() const;
   // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
   void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
   void linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias, const Tensor& dy,
