@@ -9,7 +9,9 @@
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
 #   OOMLAB_GPU_BUILD=DIR uses the programs of a build made elsewhere (no build stage).
-#   OOMLAB_SANITIZE_REGEX: which sm80 kernel test programs sm80-sanitize takes (default: all four).
+#   OOMLAB_SANITIZE_REGEX: which sm80 kernel test programs sm80-sanitize takes (default: all four);
+#   OOMLAB_SANITIZE_FILTER: the gtest filter under the sanitizer (default: every GPU test), e.g. a
+#   sample of conv's 342 shapes (`Shapes/*/*0:Shapes/*/*5:GpuOps.*`), which take long under memcheck.
 #   The main build is the `cuda` preset: the default architecture list (7.5 to 12.x), whose
 #   sm_90a image the H200 runs; OOMLAB_GPU_PRESET=sm90a builds Hopper only (faster).
 #   archs (issue 17, every GPU) = sm80 ptx80 sm75 noimage, into OUTDIR/<stage>/:
@@ -59,6 +61,7 @@ export CUDA_CACHE_MAXSIZE=$((4 << 30))
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 # Tests and benchmarks read this: the GPU machine gets the tree without .git.
 export OOMLAB_GIT_COMMIT="${OOMLAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+echo "$OOMLAB_GIT_COMMIT" >"$out/commit"
 
 # Configure and build a preset (all targets, or those named) into build/<preset>; log to $2.
 build_preset() {  # preset log [target ...]
@@ -109,7 +112,7 @@ sanitize() {
   [[ $tool == memcheck ]] && extra=(--report-api-errors no --leak-check full)
   [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=nvjet)
   compute-sanitizer --tool "$tool" --error-exitcode 99 "${extra[@]}" "$exe" \
-    --gtest_filter='*Gpu*:*Cuda*:*GPU*:*CUDA*' >"$log" 2>&1
+    --gtest_filter="${OOMLAB_SANITIZE_FILTER:-*Gpu*:*Cuda*:*GPU*:*CUDA*}" >"$log" 2>&1
   local rc=$?
   if grep -q "terminated before first instrumented API call" "$log"; then
     echo "   (no CUDA calls under this filter)" | tee -a "$out/summary.log"
