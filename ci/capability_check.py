@@ -28,6 +28,8 @@ def main():
     for path in records:
         with open(path) as f:
             record = json.load(f)
+        if not isinstance(record, dict) or "outcome" not in record:
+            continue  # not a run record: an OOM run's trace dump (NAME.oom.json) beside it
         outcome = record.get("outcome", {})
         message = outcome.get("message") or ""
         if record.get("matches_expectation"):
@@ -36,7 +38,10 @@ def main():
             refused += 1
         else:
             bad.append(f"{os.path.basename(path)}: {outcome.get('status')}: {message[:300]}")
-    print(f"{len(records)} runs: {matched} as their story, {refused} refused with the capability line, "
+    if matched + refused + len(bad) == 0:
+        print(f"no run records in {sys.argv[1]}", file=sys.stderr)
+        return 1
+    print(f"{matched + refused + len(bad)} runs: {matched} as their story, {refused} refused with the capability line, "
           f"{len(bad)} otherwise")
     for line in bad:
         print("  " + line)

@@ -47,7 +47,7 @@ rerun_skipped() {  # name workdir program
   local name=$1 workdir=$2 program=$3 test
   for test in $(sed -n 's/^\[  SKIPPED \] \([A-Za-z0-9_./]*\)$/\1/p' "$out/$name.log" | sort -u); do
     step "  alone: $test"
-    run_gtest "$name.$test" "$workdir" "$program" --gtest_filter="$test"
+    run_gtest "$name.${test//\//_}" "$workdir" "$program" --gtest_filter="$test"
   done
 }
 
