@@ -44,8 +44,9 @@ compare=results/compare-h200-90a-vs-80.md
 {
   echo "# NVIDIA H200: the sm_90a build (A) against the sm_80 build (B)"
   echo
-  echo "One machine, one commit ($(head -c 12 "$out/commit" 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)), both builds"
-  echo "measured in the same ci/gpu.sh call. Written by ci/h200_results.sh with \`oomlab compare --all\`."
+  echo "One machine; the programs of commit $(head -c 12 "$out/commit" 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown),"
+  echo "each benchmark's two builds timed back to back (what ran where: $out/NOTES.md or README.md)."
+  echo "Written by ci/h200_results.sh with \`oomlab compare --all\`."
   for bench in training_bench attention_bench conv_bench; do
     a=$out/sm80/$bench.90a.json b=$out/sm80/$bench.sm80.json
     [[ -f $a && -f $b ]] || continue

@@ -20,8 +20,12 @@ namespace {
 
 constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
 
-// "NVIDIA H200" for a GPU, else the device kind.
-std::string machine(const RunRecord& r) { return r.device.kind == "cuda" && !r.device.name.empty() ? r.device.name : r.device.kind; }
+// "NVIDIA H200 (sm_90a)" for a GPU (with the image its kernels ran from, so two builds on one card
+// are two machines: "NVIDIA H200 (compute_80 PTX (JIT))"), else the device kind.
+std::string machine(const RunRecord& r) {
+  if (r.device.kind != "cuda" || r.device.name.empty()) return r.device.kind;
+  return r.device.image.empty() ? r.device.name : r.device.name + " (" + r.device.image + ")";
+}
 
 std::string cell(std::string text) {
   std::string out;

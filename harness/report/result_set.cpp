@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,37 @@ FileKind classify(const Json& json) {
   return FileKind::other;
 }
 
+// Google Benchmark writes NaN (the cv of a counter whose mean is 0) and inf as bare words, which
+// JSON has not: outside strings they become null, a value the readers skip.
+std::string non_finite_as_null(const std::string& text) {
+  static const char* const kWords[] = {"-Infinity", "Infinity", "-NaN", "NaN", "-nan", "nan", "-inf", "inf"};
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* word : kWords) {
+      const std::size_t n = std::char_traits<char>::length(word);
+      if (text.compare(i, n, word) == 0) {
+        out += "null";
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
 Json parse_file(const std::string& path) {
   std::string text;
   try {
@@ -43,6 +75,10 @@ Json parse_file(const std::string& path) {
   }
   try {
     return Json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+  }
+  try {
+    return Json::parse(non_finite_as_null(text));
   } catch (const nlohmann::json::exception&) {
     throw InputError(path + ": not valid JSON");
   }

@@ -47,7 +47,7 @@ void make_current(const Device& device, int index) {
 
 // The ring's memory: one anonymous mapping on transparent huge pages, first touched by the team,
 // then page-locked for DMA with cudaHostRegister (on cuda; plain memory on host; none on dry).
-// Measured on the H200 machine for 48 MiB (results/h200/ring_setup-probe.cu and its log):
+// Measured on the H200 machine for 48 MiB (results/h200-history/ring_setup-probe.cu and its log):
 // cudaHostAlloc 20-26 ms and cudaFreeHost 5 ms; this 3.6-4.2 ms and 1.1 ms (with 4 KiB pages
 // instead of huge ones: 8-26 ms).
 class RingMemory {

@@ -25,7 +25,7 @@ TEST(BenchmarkJson, ReadsTheCommittedConvBenchmarks) {
   // Manual (GPU) timing: no cpu_time; every user counter.
   EXPECT_EQ(names, (std::vector<std::string>{"real_time", "TFLOP/s", "cudnn_ms", "ours_ms", "vs_cudnn"}));
   EXPECT_EQ(first.counters.front().unit, "ms");
-  // ci/gpu.sh runs three repetitions: the noise is their spread (a fraction of the mean).
+  // Repetitions (ci/gpu.sh runs three; the committed run two): the noise is their spread.
   EXPECT_GT(first.counters.front().noise, 0);
   EXPECT_LT(first.counters.front().noise, 0.2);
 }
@@ -67,7 +67,7 @@ TEST(BenchmarkJson, CounterDirections) {
 }
 
 TEST(BenchmarkJson, TwoGpusCompareInOneTable) {
-  ResultSet h200 = load_result_set(kH200 + "matmul_bench.json");
+  ResultSet h200 = load_result_set(kH200 + "conv_bench.json");
   ResultSet other = h200;
   other.source = "other.json";
   for (BenchmarkResult& result : other.benchmarks) {

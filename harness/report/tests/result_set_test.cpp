@@ -66,6 +66,25 @@ TEST(ResultSet, AFolderHoldsEveryRecordBelowItAndSaysWhatItSkipped) {
   EXPECT_EQ(load_result_set(dir.path("suite/suite.json")).records.size(), 1u);
 }
 
+// Google Benchmark writes the cv of a counter whose mean is 0 as a bare NaN (spawn_loader_bench
+// did on the H200): that counter is skipped, the rest is read; "NaN" inside a string stays text.
+TEST(ResultSet, BenchmarkJsonWithNaNIsReadWithoutTheNonFiniteCounters) {
+  ScratchDir dir;
+  const std::string path = dir.write("bench.json", R"({
+    "context": {"gpu": "NVIDIA H200", "note": "NaN inf"},
+    "benchmarks": [
+      {"name": "BM_a_mean", "run_name": "BM_a", "run_type": "aggregate", "aggregate_name": "mean",
+       "real_time": 2.0, "time_unit": "ms", "growth": 0.0, "rate": 5.0},
+      {"name": "BM_a_cv", "run_name": "BM_a", "run_type": "aggregate", "aggregate_name": "cv",
+       "real_time": 0.1, "time_unit": "ms", "growth": NaN, "rate": -Infinity}
+    ]})");
+  const ResultSet set = load_result_set(path);
+  ASSERT_EQ(set.benchmarks.size(), 1u);
+  EXPECT_EQ(set.benchmark_devices, std::vector<std::string>{"NVIDIA H200"});
+  EXPECT_DOUBLE_EQ(set.benchmarks.front().counters.front().value, 2.0);
+  EXPECT_NE(error_of(dir.write("bad.json", "{\"a\": NaNa}")).find("bad.json: not valid JSON"), std::string::npos);
+}
+
 TEST(ResultSet, BadInputIsOneLineNamingThePath) {
   ScratchDir dir;
   EXPECT_NE(error_of(dir.path("missing.json")).find("missing.json: no such file or folder"), std::string::npos);

@@ -6,7 +6,8 @@
 // our rows `vs_cudnn` = cuDNN's time / ours from alternating rounds (the target: >= 0.6
 // for the total of B=4 64->64 3x3 256x256).
 //   ./conv_bench --benchmark_out=conv.json --benchmark_out_format=json
-// Results and their commits: results/h200/README.md. Problems 2 and 3 (the RGB convs) run
+// Results: results/h200/ (the latest run), docs/h200-history.md (the tuning, with commits).
+// Problems 2 and 3 (the RGB convs) run
 // without the GEMM (direct_narrow.cuh, wgrad_small_channels.cuh).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
