@@ -1,5 +1,6 @@
 #include "scenarios/gpt_train/training_knobs.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace oomlab::scenarios {
@@ -48,6 +49,11 @@ std::vector<KnobSpec> training_knob_specs() {
                        {"all", "attention", "mlp"}),
       KnobSpec::boolean("quantize_base", "LoRA: the frozen base's projections in int8 (per-row absmax), "
                                          "dequantised at each use (needs rank > 0)"),
+      KnobSpec::boolean("shard", "ZeRO-3 / FSDP: parameters, gradients and optimizer state sharded over `gpus` "
+                                 "ranks, each layer gathered whole only while it runs"),
+      KnobSpec::integer("gpus", "ranks the model is sharded over (needs shard=true when > 1; dry simulates any "
+                                "number, rank 0 being the largest shard)",
+                        1, 1024),
   };
 }
 
@@ -63,7 +69,9 @@ std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan
           {"optimizer", plan.options.adam_8bit ? "adamw8bit" : "adamw"},
           {"rank", std::to_string(plan.options.lora.rank)},
           {"targets", model::lora_targets_name(plan.options.lora.targets)},
-          {"quantize_base", plan.options.lora.int8_base ? "true" : "false"}};
+          {"quantize_base", plan.options.lora.int8_base ? "true" : "false"},
+          {"shard", plan.options.shard_ranks > 0 ? "true" : "false"},
+          {"gpus", std::to_string(std::max(1, plan.options.shard_ranks))}};
 }
 
 TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
@@ -101,6 +109,16 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
   if (plan.options.lora.int8_base && !plan.options.lora.enabled()) {
     throw std::invalid_argument("quantize_base=true freezes the base in int8: it needs LoRA adapters to train "
                                 "(set rank > 0, e.g. rank=16)");
+  }
+  const auto gpus = static_cast<int>(knobs.integer("gpus"));
+  if (gpus > 1 && !knobs.boolean("shard")) {
+    throw std::invalid_argument("gpus=" + std::to_string(gpus) + " spreads the model over GPUs by sharding it: "
+                                "set shard=true (or use train7b's `sharded` variant)");
+  }
+  plan.options.shard_ranks = knobs.boolean("shard") ? gpus : 0;
+  if (plan.options.shard_ranks > 0 && (plan.options.lora.enabled() || plan.options.offload_optimizer)) {
+    throw std::invalid_argument("shard=true trains every weight with its optimizer shard on its GPU: it does not "
+                                "combine with LoRA (rank > 0) or offload=true");
   }
   return plan;
 }

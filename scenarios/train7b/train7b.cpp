@@ -12,6 +12,8 @@ const char* const kAdam8Bit = "8bit-adam";
 const char* const kOffload = "offload";
 const char* const kLora = "lora";
 const char* const kInt8Lora = "int8-lora";
+const char* const kSharded = "sharded";
+constexpr int kShardedGpus = 2;
 constexpr int kLoraRank = 16;
 
 }  // namespace
@@ -44,6 +46,10 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
     plan.options.attention = model::AttentionKind::fused;
     plan.options.adam_8bit = variant == kAdam8Bit;         // THE FIX: a byte per moment, not four
     plan.options.offload_optimizer = variant == kOffload;  // THE FIX: master and moments on the host
+  } else if (variant == kSharded) {
+    plan.options.precision = model::Precision::bf16;
+    plan.options.attention = model::AttentionKind::fused;
+    plan.options.shard_ranks = kShardedGpus;  // THE FIX: each of 2 GPUs holds half of bf16-mixed's 16 B/param
   } else if (variant == kLora || variant == kInt8Lora) {
     plan.options.precision = model::Precision::bf16;
     plan.options.attention = model::AttentionKind::fused;
@@ -75,6 +81,9 @@ std::vector<VariantSpec> Train7bScenario::variants() const {
        Expect::ok},
       {kInt8Lora, "frozen base with int8 projections (per-row absmax, dequantised at each use) plus LoRA: "
                   "about 1 byte per parameter",
+       Expect::ok},
+      {kSharded, "bf16-mixed sharded over 2 GPUs (ZeRO-3 / FSDP; knob gpus=N): weights, grads and AdamW state "
+                 "16/N bytes per parameter per GPU, each layer gathered whole only while it runs",
        Expect::ok},
   };
 }

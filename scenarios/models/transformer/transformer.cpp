@@ -28,6 +28,7 @@
 #include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "scenarios/models/transformer/head_layout.hpp"
+#include "scenarios/models/transformer/sharding.hpp"
 
 namespace oomlab::model {
 namespace {
@@ -68,8 +69,21 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
                             << config_.heads);
   OOMLAB_CHECK(!options_.lora.int8_base || options_.lora.enabled(),
                "an int8 base is frozen: it needs LoRA adapters (rank > 0) to train");
+  OOMLAB_CHECK(!sharded() || !options_.lora.enabled(),
+               "sharding (shard_ranks) trains every weight: it does not combine with LoRA");
+  OOMLAB_CHECK(!sharded() || !options_.offload_optimizer,
+               "sharding (shard_ranks) keeps each rank's optimizer shard on its GPU: it does not combine with offload");
   const DType cd = dtype();
-  {
+  if (sharded()) {  // this rank's rows of every piece; nothing whole
+    TagScope tag(Tag::weights);
+    layer_shards_.resize(static_cast<std::size_t>(config_.layers));
+    layer_shard_grads_.resize(static_cast<std::size_t>(config_.layers));
+    for (const ParameterSpec& spec : specs_) {
+      const Shape shard = shard_shape(piece_shape(spec), options_.shard_ranks);
+      if (!stacked_per_layer(spec)) shards_.*spec.member = Tensor::empty(device_, shard, cd);
+      else for (ParameterTensors& layer : layer_shards_) layer.*spec.member = Tensor::empty(device_, shard, cd);
+    }
+  } else {
     TagScope tag(Tag::weights);
     params_ = allocate_parameters(device_, config_, [&](const ParameterSpec& spec) {
       return stored_int8(spec, options_) ? DType::i8 : cd;
@@ -84,21 +98,23 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
   // model (a 7B card with 1.5 GiB to spare still starts). Dry makes the same staging allocations
   // but writes no values.
   std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
+  // A shard is its piece's first rows (rank 0's), so it starts with the unsharded model's values.
   for (const ParameterSpec& spec : specs_) {
-    Tensor& param = params_.*spec.member;
     const bool stacked = stacked_per_layer(spec);
+    const std::int64_t piece_numel = shape_numel(piece_shape(spec));
     for (std::int64_t l = 0; l < (stacked ? config_.layers : 1); ++l) {
-      Tensor target = stacked ? layer_slice(param, l) : param;
-      Tensor staging = param.dtype() == DType::f32
+      Tensor target = sharded() ? shard_of(spec, stacked ? l : -1)
+                                : (stacked ? layer_slice(params_.*spec.member, l) : params_.*spec.member);
+      Tensor staging = target.dtype() == DType::f32
                            ? target
                            : Tensor::empty(device_, target.shape(), DType::f32, Tag::workspace);
       if (!device_.is_dry()) {
-        initialize_f32(staging, spec, config_, tensor_seed, static_cast<std::uint64_t>(l * target.numel()));
+        initialize_f32(staging, spec, config_, tensor_seed, static_cast<std::uint64_t>(l * piece_numel));
       }
       if (stored_int8(spec, options_)) {
         Tensor scales = projections_.scales(*projection_of(spec), l);
         ops::quantize_int8_rowwise(target, scales, staging);
-      } else if (param.dtype() != DType::f32) {
+      } else if (target.dtype() != DType::f32) {
         ops::cast(target, staging);
       }
     }
@@ -133,8 +149,8 @@ std::vector<Tensor> Transformer::trainable_tensors() {
   if (frozen_base()) return projections_.adapter_tensors();
   std::vector<Tensor> list;
   for (const auto& [spec, l] : trainable_pieces()) {
-    const Tensor& param = params_.*spec->member;
-    list.push_back(l < 0 ? param : layer_slice(param, l));
+    if (sharded()) list.push_back(shard_of(*spec, l));
+    else list.push_back(l < 0 ? params_.*spec->member : layer_slice(params_.*spec->member, l));
   }
   return list;
 }
@@ -142,7 +158,9 @@ std::vector<Tensor> Transformer::trainable_tensors() {
 std::vector<Tensor> Transformer::trainable_gradients() {
   if (frozen_base()) return projections_.adapter_gradients();
   std::vector<Tensor> list;
-  for (const auto& [spec, l] : trainable_pieces()) list.push_back(gradient(spec->member, l));
+  for (const auto& [spec, l] : trainable_pieces()) {
+    list.push_back(sharded() ? shard_gradient_of(*spec, l) : gradient(spec->member, l));
+  }
   return list;
 }
 
@@ -156,16 +174,78 @@ Tensor Transformer::gradient(Tensor ParameterTensors::*member, std::int64_t laye
 }
 
 Tensor Transformer::gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer) {
-  const Tensor& param = params_.*member;
-  if (frozen_base() || !param.defined()) return Tensor();
+  if (frozen_base() || !has_parameter(member)) return Tensor();
   Tensor& grad = gradient_slot(*this, member, layer);
   if (!grad.defined()) {
-    const auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+    const ParameterSpec& spec = spec_of(member);
     TagScope tag(Tag::grads);
-    grad = Tensor::zeros(device_, layer < 0 ? param.shape() : layer_slice(param, layer).shape(),
-                         gradient_dtype(*spec, options_.precision));
+    grad = Tensor::zeros(device_, piece_shape(spec), gradient_dtype(spec, options_.precision));
   }
   return grad;
+}
+
+bool Transformer::has_parameter(Tensor ParameterTensors::*member) const {
+  return std::any_of(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+}
+
+const ParameterSpec& Transformer::spec_of(Tensor ParameterTensors::*member) const {
+  return *std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+}
+
+Tensor& Transformer::shard_of(const ParameterSpec& spec, std::int64_t layer) {
+  return layer < 0 ? shards_.*spec.member : layer_shards_.at(static_cast<std::size_t>(layer)).*spec.member;
+}
+
+Tensor& Transformer::shard_gradient_of(const ParameterSpec& spec, std::int64_t layer) {
+  return layer < 0 ? shard_grads_.*spec.member : layer_shard_grads_.at(static_cast<std::size_t>(layer)).*spec.member;
+}
+
+Transformer::LayerWeights Transformer::layer_weights(std::int64_t layer) const {
+  return sharded() ? LayerWeights{&gathered_layer_, 0} : LayerWeights{&params_, layer};
+}
+
+void Transformer::gather_layer(std::int64_t layer) {
+  if (!sharded()) return;
+  memory::SiteScope site("all_gather");
+  TagScope tag(Tag::weights);
+  for (const ParameterSpec& spec : specs_) {
+    if (!stacked_per_layer(spec)) continue;
+    Shape whole = piece_shape(spec);
+    whole.insert(whole.begin(), 1);
+    Tensor& full = gathered_layer_.*spec.member;
+    full = Tensor::empty(device_, whole, dtype());
+    Tensor view = layer_slice(full, 0);
+    all_gather(view, shard_of(spec, layer), options_.shard_ranks);
+  }
+}
+
+void Transformer::gather_unstacked() {
+  if (!sharded()) return;
+  memory::SiteScope site("all_gather");
+  TagScope tag(Tag::weights);
+  for (const ParameterSpec& spec : specs_) {
+    if (stacked_per_layer(spec)) continue;
+    Tensor& full = params_.*spec.member;
+    full = Tensor::empty(device_, spec.shape, dtype());
+    all_gather(full, shard_of(spec, -1), options_.shard_ranks);
+  }
+}
+
+void Transformer::scatter_gradients(std::int64_t layer) {
+  if (!sharded() || frozen_base()) return;
+  memory::SiteScope site("reduce_scatter");
+  for (const ParameterSpec& spec : specs_) {
+    if (stacked_per_layer(spec) != (layer >= 0)) continue;
+    Tensor& full = gradient_slot(*this, spec.member, layer);
+    if (!full.defined()) continue;
+    Tensor& shard = shard_gradient_of(spec, layer);
+    if (!shard.defined()) {
+      TagScope tag(Tag::grads);
+      shard = Tensor::zeros(device_, shard_shape(piece_shape(spec), options_.shard_ranks), full.dtype());
+    }
+    reduce_scatter_add(shard, full, options_.shard_ranks);
+    full.reset();
+  }
 }
 
 std::size_t Transformer::parameter_bytes() const { return model::parameter_bytes(config_, options_); }
@@ -179,23 +259,27 @@ void Transformer::zero_grads() {
   }
   grads_ = ParameterTensors();
   for (ParameterTensors& layer : layer_grads_) layer = ParameterTensors();
+  shard_grads_ = ParameterTensors();
+  for (ParameterTensors& layer : layer_shard_grads_) layer = ParameterTensors();
 }
 
 Tensor Transformer::norm_grad(Tensor ParameterTensors::*member, std::int64_t layer, int slot) {
-  if (!(params_.*member).defined()) return Tensor();  // a bias the model has not (LLaMA)
+  if (!has_parameter(member)) return Tensor();  // a bias the model has not (LLaMA)
   if (frozen_base()) return layer_slice(norm_grad_sink_, slot);
   return gradient_for_write(member, layer);
 }
 
 void Transformer::linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,
                          const Tensor& bias) const {
-  const Tensor w = projections_.weight(which, layer, params_);
+  const LayerWeights weights = layer_weights(layer);
+  const Tensor w = projections_.weight(which, weights.index, *weights.tensors);
   projections_.forward(which, layer, y, x, w, bias);
 }
 
 void Transformer::linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias,
                                   const Tensor& dy, const Tensor& x) {
-  const Tensor w = projections_.weight(which, layer, params_);
+  const LayerWeights weights = layer_weights(layer);
+  const Tensor w = projections_.weight(which, weights.index, *weights.tensors);
   Tensor dw = gradient_for_write(projection_member(which), layer);
   projections_.backward(which, layer, dx, dw, dbias, dy, x, w);
 }
@@ -228,7 +312,9 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   const DType ad = attention_dtype(options_.attention);
   const bool gpt2 = config_.is_gpt2();
   Device& dev = device_;
-  const ParameterTensors& p = params_;
+  const LayerWeights weights = layer_weights(l);
+  const ParameterTensors& p = *weights.tensors;
+  const std::int64_t pl = weights.index;  // l, or 0 for a gathered layer
   BlockActivations a;
   ProfilePhases phase("fwd.ln1+qkv");
 
@@ -236,10 +322,10 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   a.ln1 = Tensor::empty(dev, s.hidden, cd);
   if (gpt2) a.ln1_mean = Tensor::empty(dev, s.rows, DType::f32);
   a.ln1_rstd = Tensor::empty(dev, s.rows, DType::f32);
-  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, layer_of(p.ln1_w, l), layer_of(p.ln1_b, l));
+  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, layer_of(p.ln1_w, pl), layer_of(p.ln1_b, pl));
   {
     Tensor qkv = Tensor::empty(dev, s.qkv, cd);  // temporary: backward needs q, k, v, not this
-    linear(Projection::qkv, l, qkv, a.ln1, layer_of(p.qkv_b, l));
+    linear(Projection::qkv, l, qkv, a.ln1, layer_of(p.qkv_b, pl));
     a.q = Tensor::empty(dev, s.heads, ad);
     a.k = Tensor::empty(dev, s.heads, ad);
     a.v = Tensor::empty(dev, s.heads, ad);
@@ -265,7 +351,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
   {
     Tensor projected = Tensor::empty(dev, s.hidden, cd);
-    linear(Projection::attn_out, l, projected, a.attn_out, layer_of(p.attn_proj_b, l));
+    linear(Projection::attn_out, l, projected, a.attn_out, layer_of(p.attn_proj_b, pl));
     ops::residual_add(projected, x, projected);  // in place: x + attention
     a.residual_mid = projected;
   }
@@ -275,11 +361,11 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   a.ln2 = Tensor::empty(dev, s.hidden, cd);
   if (gpt2) a.ln2_mean = Tensor::empty(dev, s.rows, DType::f32);
   a.ln2_rstd = Tensor::empty(dev, s.rows, DType::f32);
-  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual_mid, layer_of(p.ln2_w, l), layer_of(p.ln2_b, l));
+  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual_mid, layer_of(p.ln2_w, pl), layer_of(p.ln2_b, pl));
   Tensor hidden = Tensor::empty(dev, s.mlp, cd);  // temporary: recomputed in backward
   if (gpt2) {
     a.fc = Tensor::empty(dev, s.mlp, cd);
-    linear(Projection::mlp_in, l, a.fc, a.ln2, layer_of(p.fc_b, l));
+    linear(Projection::mlp_in, l, a.fc, a.ln2, layer_of(p.fc_b, pl));
     ops::gelu_forward(hidden, a.fc);
   } else {
     const Tensor none;
@@ -291,7 +377,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   }
   phase.next("fwd.mlp_down");
   out = Tensor::empty(dev, s.hidden, cd);
-  linear(Projection::mlp_down, l, out, hidden, layer_of(p.proj_b, l));
+  linear(Projection::mlp_down, l, out, hidden, layer_of(p.proj_b, pl));
   hidden.reset();
   ops::residual_add(out, a.residual_mid, out);
   return a;
@@ -312,6 +398,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   const DType cd = dtype();
   tokens_ = tokens;
 
+  gather_unstacked();
   ProfilePhases phase("fwd.embedding");
   Tensor embedded = Tensor::empty(device_, shapes_.hidden, cd);
   ops::embedding_forward(embedded, tokens, params_.wte, params_.wpe);
@@ -320,7 +407,9 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     memory::SiteScope block("block " + std::to_string(l));
     Tensor out;
+    gather_layer(l);
     BlockActivations kept = block_forward(l, residual_.back(), out);
+    gathered_layer_ = ParameterTensors();
     // Checkpointing: `kept` dies here, freeing the block's activations; backward recomputes them
     // from residual_[l]. Plain: they stay until the block's backward.
     if (!options_.checkpointing) blocks_.push_back(std::move(kept));
@@ -361,6 +450,10 @@ void Transformer::release_activations() {
   logits_.reset();
   tokens_.reset();
   has_dlogits_ = false;
+  if (sharded()) {  // the gathered embeddings, final norm and head go with the pass
+    params_ = ParameterTensors();
+    gathered_layer_ = ParameterTensors();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,7 +475,9 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   const DType ad = attention_dtype(options_.attention);
   const bool gpt2 = config_.is_gpt2();
   Device& dev = device_;
-  const ParameterTensors& p = params_;
+  const LayerWeights weights = layer_weights(l);
+  const ParameterTensors& p = *weights.tensors;
+  const std::int64_t pl = weights.index;  // l, or 0 for a gathered layer
   using P = ParameterTensors;
   Tensor none;
 
@@ -424,7 +519,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   Tensor d_mid = Tensor::empty(dev, s.hidden, cd);
   {
     Tensor d_ln2_w = norm_grad(&P::ln2_w, l, 0), d_ln2_b = norm_grad(&P::ln2_b, l, 1);
-    norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, l), a.ln2_mean,
+    norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, pl), a.ln2_mean,
                   a.ln2_rstd);
     d_ln2.reset();
     for (Tensor* done : {&a.residual_mid, &a.ln2_mean, &a.ln2_rstd}) done->reset();
@@ -472,7 +567,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   phase.next("bwd.ln1");
   Tensor d_x = Tensor::empty(dev, s.hidden, cd);
   Tensor d_ln1_w = norm_grad(&P::ln1_w, l, 0), d_ln1_b = norm_grad(&P::ln1_b, l, 1);
-  norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, l), a.ln1_mean, a.ln1_rstd);
+  norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, pl), a.ln1_mean, a.ln1_rstd);
   d_ln1.reset();
   ops::residual_add(d_x, d_x, d_mid);
   return d_x;
@@ -504,6 +599,7 @@ void Transformer::backward() {
     memory::SiteScope block("block " + std::to_string(l));
     const auto index = static_cast<std::size_t>(l);
     BlockActivations kept;
+    gather_layer(l);  // again: the forward's copy was freed after the block
     if (options_.checkpointing) {
       // Recompute: rerun the block's forward from its kept input; its output is not needed.
       Tensor recomputed_out;
@@ -513,6 +609,8 @@ void Transformer::backward() {
     }
     residual_[index + 1].reset();  // this block's output: no longer read
     d_residual = block_backward(l, residual_[index], kept, d_residual);
+    scatter_gradients(l);
+    gathered_layer_ = ParameterTensors();
     // `kept` (the block's activations) is freed at the end of this iteration.
   }
   phase.next("bwd.embedding");
@@ -522,16 +620,28 @@ void Transformer::backward() {
     ops::embedding_backward(d_wte, d_wpe, d_residual, tokens_);
   }
   d_residual.reset();
+  scatter_gradients(-1);
   release_activations();
 }
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// Elements of a spec this rank holds: all of them, or with sharding its rows of each piece.
+std::size_t held_elements(const ParameterSpec& spec, const TransformerConfig& config, const TrainOptions& options) {
+  if (options.shard_ranks <= 0) return static_cast<std::size_t>(shape_numel(spec.shape));
+  const std::int64_t pieces = stacked_per_layer(spec) ? config.layers : 1;
+  return static_cast<std::size_t>(pieces * shape_numel(shard_shape(piece_shape(spec), options.shard_ranks)));
+}
+
+}  // namespace
+
 std::size_t parameter_bytes(const TransformerConfig& config, const TrainOptions& options) {
   const DType cd = compute_dtype(options.precision);
   std::size_t bytes = int8_scale_bytes(config, options) + adapter_elements(config, options) * dtype_size(cd);
   for (const ParameterSpec& spec : parameter_specs(config)) {
-    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(stored_int8(spec, options) ? DType::i8 : cd);
+    bytes += held_elements(spec, config, options) * dtype_size(stored_int8(spec, options) ? DType::i8 : cd);
   }
   return bytes;
 }
@@ -543,13 +653,16 @@ std::size_t gradient_bytes(const TransformerConfig& config, const TrainOptions& 
   }
   std::size_t bytes = 0;
   for (const ParameterSpec& spec : parameter_specs(config)) {
-    bytes += static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(gradient_dtype(spec, options.precision));
+    bytes += held_elements(spec, config, options) * dtype_size(gradient_dtype(spec, options.precision));
   }
   return bytes;
 }
 
 std::size_t trainable_elements(const TransformerConfig& config, const TrainOptions& options) {
-  return options.lora.enabled() ? adapter_elements(config, options) : parameter_elements(config);
+  if (options.lora.enabled()) return adapter_elements(config, options);
+  std::size_t elements = 0;
+  for (const ParameterSpec& spec : parameter_specs(config)) elements += held_elements(spec, config, options);
+  return elements;
 }
 
 std::string describe_memory_plan(const TransformerConfig& config, const TrainOptions& options,

@@ -95,6 +95,21 @@ class Transformer {
   // The order the optimizer sees: every spec in table order, a stacked one layer by layer
   // (layer -1: an unstacked tensor).
   std::vector<std::pair<const ParameterSpec*, std::int64_t>> trainable_pieces() const;
+  // Sharding (options.shard_ranks > 0, sharding.hpp): where a layer's weights are read from (the
+  // stacked params_ at `index` = the layer; or, sharded, the gathered layer at index 0).
+  struct LayerWeights {
+    const ParameterTensors* tensors;
+    std::int64_t index;
+  };
+  bool sharded() const { return options_.shard_ranks > 0; }
+  LayerWeights layer_weights(std::int64_t layer) const;
+  bool has_parameter(Tensor ParameterTensors::*member) const;
+  const ParameterSpec& spec_of(Tensor ParameterTensors::*member) const;
+  Tensor& shard_of(const ParameterSpec& spec, std::int64_t layer);
+  Tensor& shard_gradient_of(const ParameterSpec& spec, std::int64_t layer);
+  void gather_layer(std::int64_t layer);        // its pieces, whole, into gathered_layer_
+  void gather_unstacked();                      // embeddings, final norm, head, into params_
+  void scatter_gradients(std::int64_t layer);   // layer < 0: the unstacked ones; frees the full ones
   // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
   void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
   void linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias, const Tensor& dy,
@@ -113,6 +128,11 @@ class Transformer {
   std::vector<ParameterTensors> layer_grads_;  // per layer: the stacked tensors', without the L
   Projections projections_;
   Tensor norm_grad_sink_;  // frozen base: (C) f32
+  // Sharded: this rank's rows of each piece and of its gradient (unstacked, and per layer), and
+  // the one layer gathered whole (its tensors shaped (1, ...), as a stacked tensor of one layer).
+  ParameterTensors shards_, shard_grads_;
+  std::vector<ParameterTensors> layer_shards_, layer_shard_grads_;
+  ParameterTensors gathered_layer_;
 
   // State of the last forward. residual_[l] is block l's input (residual_[L] the last output):
   // kept in every mode, as checkpointing restarts each block from it.

@@ -80,6 +80,10 @@ struct TrainOptions {
   bool offload_optimizer = false;  // AdamW moments (and f32 master) in host memory, streamed
   bool adam_8bit = false;          // AdamW moments as bytes, block-wise (kernels/transformer/adamw8bit.hpp)
   LoraOptions lora;
+  // ZeRO-3 / FSDP: > 0 shards every parameter, its gradient and its optimizer state over this many
+  // ranks (each layer gathered whole only while its forward or backward runs; sharding.hpp). This
+  // process is rank 0, whose shard is the largest: every rank runs the same schedule.
+  int shard_ranks = 0;
   ops::AdamWConfig adamw{3e-4f, 0.9f, 0.95f, 1e-8f, 0.0f};
   float grad_clip = 1.0f;          // global norm; <= 0 disables clipping
   float initial_loss_scale = 65536.0f;  // f16 only
