@@ -70,9 +70,19 @@ nlohmann::ordered_json summary_row(const RunRecord& record, const std::string& f
           {"record", file_name}};
 }
 
+std::string record_file_name(const RunRequest& request) {
+  return request.scenario + "." + request.variant + "." + device_kind_name(request.device) + "-" +
+         scale_name(request.scale) + ".json";
+}
+
+struct Skipped {
+  std::string record, reason;
+};
+
 // The requests of the plan, each resolved now: a bad setting (OOMLAB_ALLOC_CONF, a budget)
-// stops the suite before it runs anything or touches the output folder.
-std::vector<RunRequest> plan_requests(const Plan& plan, double timeout_seconds) {
+// stops the suite before it runs anything or touches the output folder. A variant the device
+// cannot run (Scenario::check_device) is skipped, with its reason, instead.
+std::vector<RunRequest> plan_requests(const Plan& plan, double timeout_seconds, std::vector<Skipped>& skipped) {
   std::vector<RunRequest> requests;
   for (const auto& [device, scale] : plan) {
     for (const Scenario* scenario : ScenarioRegistry::instance().all()) {
@@ -85,6 +95,9 @@ std::vector<RunRequest> plan_requests(const Plan& plan, double timeout_seconds) 
         request.timeout_seconds = timeout_seconds;
         try {
           resolve_run(request);
+        } catch (const NotOnThisDevice& e) {
+          skipped.push_back({record_file_name(request), e.what()});
+          continue;
         } catch (const std::invalid_argument& e) {
           throw UsageError(e.what());
         }
@@ -95,10 +108,6 @@ std::vector<RunRequest> plan_requests(const Plan& plan, double timeout_seconds) 
   return requests;
 }
 
-std::string record_file_name(const RunRequest& request) {
-  return request.scenario + "." + request.variant + "." + device_kind_name(request.device) + "-" +
-         scale_name(request.scale) + ".json";
-}
 
 nlohmann::ordered_json summary_header(const Plan& plan, const SuiteOptions& options) {
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -119,12 +128,18 @@ nlohmann::ordered_json summary_header(const Plan& plan, const SuiteOptions& opti
 
 int suite_command(const SuiteOptions& options) {
   const Plan plan = make_plan(options);
-  const std::vector<RunRequest> requests = plan_requests(plan, timeout_option(options.timeout_seconds));
+  std::vector<Skipped> skipped;
+  const std::vector<RunRequest> requests = plan_requests(plan, timeout_option(options.timeout_seconds), skipped);
   std::vector<std::string> planned;
   for (const RunRequest& request : requests) planned.push_back(record_file_name(request));
   const SuiteFolder folder(options.out_dir);
 
   nlohmann::ordered_json summary = summary_header(plan, options);
+  summary["skipped"] = nlohmann::ordered_json::array();
+  for (const Skipped& skip : skipped) {
+    std::fprintf(stderr, "oomlab suite: skipped %s: %s\n", skip.record.c_str(), skip.reason.c_str());
+    summary["skipped"].push_back({{"record", skip.record}, {"reason", skip.reason}});
+  }
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   bool all_match = true;
   const auto write_summary = [&](bool complete) {

@@ -103,6 +103,11 @@ ResolvedRun resolve_run(const RunRequest& request) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(scenario.name() + ": " + e.what());
   }
+  try {
+    scenario.check_device(resolved.variant.name, request.scale, request.device, resolved.knobs);
+  } catch (const NotOnThisDevice& e) {
+    throw NotOnThisDevice(scenario.name() + ": " + e.what());
+  }
   resolved.config = config;
   return resolved;
 }

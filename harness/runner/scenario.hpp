@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,11 @@ struct VariantSpec {
 };
 
 class RunContext;
+
+// A variant this device cannot run with these knobs (Scenario::check_device).
+struct NotOnThisDevice : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
 
 class Scenario {
  public:
@@ -65,6 +71,12 @@ class Scenario {
   // bad input, so a malformed file is bad input (exit 2), not an outcome of the run.
   virtual void check_inputs(const std::string& variant, Scale scale, DeviceKind device) const {
     (void)variant; (void)scale; (void)device;
+  }
+  // What a device cannot run with these knobs (train7b sharded over 2 GPUs in one CUDA process):
+  // throws NotOnThisDevice with one line. A run refuses (exit 2); a suite skips it and says why.
+  virtual void check_device(const std::string& variant, Scale scale, DeviceKind device,
+                            const KnobValues& knobs) const {
+    (void)variant; (void)scale; (void)device; (void)knobs;
   }
   // Runs the variant. An OomError escaping here is the `oom` outcome.
   virtual void run(const std::string& variant, RunContext& context) const = 0;

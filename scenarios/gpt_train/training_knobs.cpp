@@ -30,7 +30,9 @@ std::vector<KnobSpec> training_knob_specs() {
   return {
       KnobSpec::choice("model", "transformer preset (shapes only: no weights are downloaded)",
                        model::transformer_preset_names()),
-      KnobSpec::integer("batch", "sequences per optimizer step (split over micro_batches)", 1, 1 << 20),
+      KnobSpec::integer("batch", "sequences per optimizer step (split over micro_batches, and over the gpus "
+                                 "when sharded)",
+                        1, 1 << 20),
       KnobSpec::integer("seq", "tokens per sequence (T); GPT-2's position table grows to fit", 1, 1 << 20),
       KnobSpec::choice("dtype", "f32; or bf16/f16 mixed precision with f32 master weights (f16 with "
                                 "dynamic loss scaling)",
@@ -59,7 +61,7 @@ std::vector<KnobSpec> training_knob_specs() {
 
 std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan) {
   return {{"model", preset_name(plan.config)},
-          {"batch", std::to_string(plan.micro_batch * plan.micro_batches)},
+          {"batch", std::to_string(plan.micro_batch * plan.micro_batches * std::max(1, plan.options.shard_ranks))},
           {"seq", std::to_string(plan.seq)},
           {"dtype", model::precision_name(plan.options.precision)},
           {"attention", model::attention_name(plan.options.attention)},
@@ -75,7 +77,17 @@ std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan
 }
 
 TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
-  const std::int64_t batch = knobs.integer("batch");
+  const auto gpus = static_cast<int>(knobs.integer("gpus"));
+  if (gpus > 1 && !knobs.boolean("shard")) {
+    throw std::invalid_argument("gpus=" + std::to_string(gpus) + " spreads the model over GPUs by sharding it: "
+                                "set shard=true (or use train7b's `sharded` variant)");
+  }
+  const int ranks = knobs.boolean("shard") ? gpus : 1;
+  if (knobs.integer("batch") % ranks != 0) {
+    throw std::invalid_argument("batch=" + std::to_string(knobs.integer("batch")) + " is not a multiple of gpus=" +
+                                std::to_string(ranks) + ": each GPU takes batch / gpus sequences");
+  }
+  const std::int64_t batch = knobs.integer("batch") / ranks;  // this rank's
   const std::int64_t micro_batches = knobs.integer("micro_batches");
   if (batch % micro_batches != 0) {
     throw std::invalid_argument("batch=" + std::to_string(batch) + " is not a multiple of micro_batches=" +
@@ -110,15 +122,14 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
     throw std::invalid_argument("quantize_base=true freezes the base in int8: it needs LoRA adapters to train "
                                 "(set rank > 0, e.g. rank=16)");
   }
-  const auto gpus = static_cast<int>(knobs.integer("gpus"));
-  if (gpus > 1 && !knobs.boolean("shard")) {
-    throw std::invalid_argument("gpus=" + std::to_string(gpus) + " spreads the model over GPUs by sharding it: "
-                                "set shard=true (or use train7b's `sharded` variant)");
-  }
   plan.options.shard_ranks = knobs.boolean("shard") ? gpus : 0;
   if (plan.options.shard_ranks > 0 && (plan.options.lora.enabled() || plan.options.offload_optimizer)) {
     throw std::invalid_argument("shard=true trains every weight with its optimizer shard on its GPU: it does not "
                                 "combine with LoRA (rank > 0) or offload=true");
+  }
+  if (plan.options.shard_ranks > 0 && plan.options.precision == model::Precision::f16) {
+    throw std::invalid_argument("shard=true with dtype=f16: the loss scaler's overflow check is per rank here; "
+                                "use dtype=bf16 (or f32)");
   }
   return plan;
 }

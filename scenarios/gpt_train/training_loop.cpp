@@ -1,12 +1,19 @@
 #include "scenarios/gpt_train/training_loop.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/testing/random_fill.hpp"
 #include "scenarios/models/transformer/activation_tensors.hpp"
+#include "scenarios/models/transformer/communicator.hpp"
 #include "scenarios/models/transformer/trainer.hpp"
 #include "scenarios/models/transformer/transformer.hpp"
 
@@ -14,14 +21,17 @@ namespace oomlab::scenarios {
 namespace {
 
 // Seeded random tokens; the targets are the tokens shifted by one, as in language modelling.
-model::MicroBatch token_batch(Device& device, const TrainingPlan& plan, std::uint32_t seed) {
+// Sharded over N ranks, the seed makes the whole batch of N x micro_batch sequences and rank r
+// takes its micro_batch of them: together the ranks train on what one GPU would with the batch.
+model::MicroBatch token_batch(Device& device, const TrainingPlan& plan, std::uint32_t seed, int rank = 0,
+                              int ranks = 1) {
   memory::TagScope tag(memory::Tag::data);
   const std::size_t n = static_cast<std::size_t>(plan.micro_batch * (plan.seq + 1));
-  const std::vector<float> stream = testing::random_indices(n, plan.config.vocab, seed);
+  const std::vector<float> stream = testing::random_indices(n * static_cast<std::size_t>(ranks), plan.config.vocab, seed);
   std::vector<float> tokens, targets;
   tokens.reserve(n);
   targets.reserve(n);
-  for (std::int64_t b = 0; b < plan.micro_batch; ++b) {
+  for (std::int64_t b = rank * plan.micro_batch; b < (rank + 1) * plan.micro_batch; ++b) {
     const auto row = static_cast<std::size_t>(b * (plan.seq + 1));
     tokens.insert(tokens.end(), stream.begin() + row, stream.begin() + row + plan.seq);
     targets.insert(targets.end(), stream.begin() + row + 1, stream.begin() + row + 1 + plan.seq);
@@ -31,11 +41,62 @@ model::MicroBatch token_batch(Device& device, const TrainingPlan& plan, std::uin
           Tensor::from_host(device, shape, DType::i32, targets)};
 }
 
+// One rank of a sharded run beyond the first: its own device (the run's kind and allocator
+// settings: its own budget), model, optimizer and batches.
+struct OtherRank {
+  std::unique_ptr<Device> device;
+  std::unique_ptr<model::Transformer> model;
+  std::unique_ptr<model::Trainer> trainer;
+  std::vector<model::MicroBatch> batches;
+};
+
+// Runs every rank's step, rank 0 here and the others each in a thread; a failing rank aborts the
+// communicator so no rank waits for it. Rethrows rank 0's failure, else the first other one.
+model::StepReport step_all_ranks(model::Trainer& first, const std::vector<model::MicroBatch>& batches,
+                                 std::vector<OtherRank>& others, model::Communicator* communicator,
+                                 bool inject_overflow, double& mean_loss) {
+  std::vector<std::exception_ptr> failures(others.size() + 1);
+  std::vector<float> losses(others.size() + 1, 0.0f);
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < others.size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        losses[r + 1] = others[r].trainer->step(others[r].batches, inject_overflow).loss;
+      } catch (...) {
+        failures[r + 1] = std::current_exception();
+        if (communicator) communicator->abort();
+      }
+    });
+  }
+  model::StepReport report;
+  try {
+    report = first.step(batches, inject_overflow);
+    losses[0] = report.loss;
+  } catch (...) {
+    failures[0] = std::current_exception();
+    if (communicator) communicator->abort();
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (!failure) continue;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const model::CommunicatorAborted&) {
+      continue;  // woken by another rank's failure: that one is the story
+    }
+  }
+  double sum = 0;
+  for (float loss : losses) sum += loss;
+  mean_loss = sum / static_cast<double>(losses.size());
+  return report;
+}
+
 }  // namespace
 
 void run_training(const TrainingPlan& plan, RunContext& context) {
   Device& device = context.device();
   const auto log = [&](const std::string& line) { context.note(line); };
+  const int ranks = std::max(1, plan.options.shard_ranks);
   context.note(model::describe_memory_plan(plan.config, plan.options, plan.micro_batch, plan.seq));
   context.set_metric("planned_activation_bytes",
                      static_cast<double>(model::block_activation_bytes(plan.config, plan.options,
@@ -43,7 +104,9 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
                                              (plan.options.checkpointing ? 1 : plan.config.layers) +
                                          model::outer_activation_bytes(plan.config, plan.options,
                                                                        plan.micro_batch, plan.seq)));
-  model::Transformer transformer(device, plan.config, plan.options, 1234, log);
+  std::unique_ptr<model::Communicator> communicator;
+  if (ranks > 1) communicator = std::make_unique<model::Communicator>(ranks);
+  model::Transformer transformer(device, plan.config, plan.options, 1234, log, {0, ranks, communicator.get()});
   model::Trainer trainer(transformer, log);
   context.set_metric("optimizer_device_bytes", static_cast<double>(trainer.device_state_bytes()));
   context.set_metric("optimizer_host_bytes", static_cast<double>(trainer.host_state_bytes()));
@@ -51,14 +114,30 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
   // The same micro-batches every step: the loss must fall as the model memorises them.
   std::vector<model::MicroBatch> batches;
   for (int i = 0; i < plan.micro_batches; ++i) {
-    batches.push_back(token_batch(device, plan, 100 + static_cast<std::uint32_t>(i)));
+    batches.push_back(token_batch(device, plan, 100 + static_cast<std::uint32_t>(i), 0, ranks));
   }
-  const double tokens_per_step = static_cast<double>(plan.micro_batch * plan.seq * plan.micro_batches);
+  // Sharded: the other ranks, each on its own device of the same kind, settings and budget (this
+  // process's record is rank 0's, the largest shard).
+  std::vector<OtherRank> others(static_cast<std::size_t>(ranks - 1));
+  for (int r = 1; r < ranks; ++r) {
+    OtherRank& rank = others[static_cast<std::size_t>(r - 1)];
+    rank.device = std::make_unique<Device>(device.kind(), device.allocator().config());
+    rank.model = std::make_unique<model::Transformer>(*rank.device, plan.config, plan.options, 1234, model::LogFn{},
+                                                      model::ShardGroup{r, ranks, communicator.get()});
+    rank.trainer = std::make_unique<model::Trainer>(*rank.model);
+    for (int i = 0; i < plan.micro_batches; ++i) {
+      rank.batches.push_back(token_batch(*rank.device, plan, 100 + static_cast<std::uint32_t>(i), r, ranks));
+    }
+  }
+  const double tokens_per_step =
+      static_cast<double>(plan.micro_batch * plan.seq * plan.micro_batches) * static_cast<double>(ranks);
   int skipped = 0;
   context.set_warmup_steps(1);  // step 0 loads the kernels and tunes cuBLASLt: out of the steady rate
   for (int step = 0; step < context.steps(); ++step) {
     context.begin_step(step);
-    const model::StepReport report = trainer.step(batches, step == plan.overflow_step);
+    double loss = 0;
+    const model::StepReport report =
+        step_all_ranks(trainer, batches, others, communicator.get(), step == plan.overflow_step, loss);
     context.end_step();
     context.add_work(tokens_per_step, "tokens/s");
     if (!report.applied) {
@@ -67,9 +146,14 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
                    std::to_string(report.loss_scale) + "; step skipped, scale halved");
     }
     if (!device.is_dry()) {
-      if (step == 0) context.set_metric("first_loss", report.loss);
-      context.set_metric("last_loss", report.loss);
+      if (step == 0) context.set_metric("first_loss", loss);
+      context.set_metric("last_loss", loss);
     }
+  }
+  if (ranks > 1) {
+    context.set_metric("ranks", ranks);
+    context.set_metric("last_rank_peak_allocated",
+                       static_cast<double>(others.back().device->allocator().stats().allocated.peak));
   }
   context.set_metric("skipped_steps", skipped);
   if (plan.options.offload_optimizer) {

@@ -15,6 +15,8 @@ class TrainingScenario : public Scenario {
   std::vector<KnobSpec> knobs() const final;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const final;
   void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const final;
+  // Sharded over more than one GPU: only dry and host simulate the ranks in one process.
+  void check_device(const std::string& variant, Scale scale, DeviceKind device, const KnobValues& knobs) const final;
   void run(const std::string& variant, RunContext& context) const final;
 
  protected:

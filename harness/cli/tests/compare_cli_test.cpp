@@ -88,7 +88,7 @@ TEST(CompareCli, JsonHasEveryRowAndTheVerdict) {
 
 TEST(CompareCli, BenchmarkJsonComparesPerCounter) {
   const Result result = run_oomlab({"compare", "--all", "--metrics", "real_time,TFLOP/s",
-                                    kResults + "h200/matmul_bench.json", kResults + "h200/matmul_bench.json"});
+                                    kResults + "h200-history/matmul_bench.json", kResults + "h200-history/matmul_bench.json"});
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_NE(result.out.find("TFLOP/s"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("88.67 us"), std::string::npos) << result.out;
@@ -101,7 +101,7 @@ TEST(CompareCli, BadInputIsOneErrorLineAndExitCode2) {
   expect_usage_error({"compare", a, dir.path("missing.json")}, "missing.json: no such file or folder");
   std::ofstream(dir.path("broken.json")) << "{\"schema_version\": 3,";
   expect_usage_error({"compare", a, dir.path("broken.json")}, "broken.json: not valid JSON");
-  expect_usage_error({"compare", a, kResults + "h200/matmul_bench.json"}, "nothing to compare");
+  expect_usage_error({"compare", a, kResults + "h200-history/matmul_bench.json"}, "nothing to compare");
   expect_usage_error({"compare", "--threshold", "two", a, a}, "--threshold 'two' is not a percentage");
   expect_usage_error({"compare", "--metrics", "speed", a, a}, "--metrics: unknown metric 'speed'");
   expect_usage_error({"compare", a}, "B is required");

@@ -1,19 +1,29 @@
 #include "scenarios/models/transformer/sharding.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/core/host_values.hpp"
 #include "kernels/transformer/residual.hpp"
 
 namespace oomlab::model {
 namespace {
 
-void check_world(const Tensor& t, int ranks, const char* op) {
-  if (ranks > 1 && !t.device().is_dry()) {
-    throw std::invalid_argument(std::string(op) + " over " + std::to_string(ranks) +
-                                " ranks needs one process per GPU with NCCL, which this build has not: "
-                                "simulate the ranks with --device dry, or run gpus=1");
+// More than one rank: dry (nothing moves) or host (through host memory); cuda needs NCCL.
+bool moves_through_host(const Tensor& t, const ShardGroup& group, const char* op) {
+  if (group.ranks <= 1 || t.device().is_dry()) return false;
+  if (t.device().kind() != DeviceKind::host) {
+    throw std::invalid_argument(std::string(op) + " over " + std::to_string(group.ranks) +
+                                " ranks on a GPU needs one process per GPU with NCCL, which this build has not: "
+                                "simulate the ranks with --device dry (or host), or run gpus=1");
   }
+  return true;
+}
+
+std::size_t row_bytes(const Tensor& t) {
+  return t.nbytes() / static_cast<std::size_t>(t.dim(0));
 }
 
 }  // namespace
@@ -23,20 +33,76 @@ Shape piece_shape(const ParameterSpec& spec) {
   return Shape(spec.shape.begin() + 1, spec.shape.end());
 }
 
-Shape shard_shape(const Shape& piece, int ranks) {
+RowRange shard_rows(std::int64_t rows, int rank, int ranks) {
+  if (ranks <= 1) return {0, rows};
+  const std::int64_t each = (rows + ranks - 1) / ranks;
+  const std::int64_t begin = std::min(rows, each * rank);
+  return {begin, std::min(rows, begin + each) - begin};
+}
+
+Shape shard_shape(const Shape& piece, int rank, int ranks) {
   Shape shard = piece;
-  if (ranks > 1) shard[0] = (piece[0] + ranks - 1) / ranks;
+  shard[0] = shard_rows(piece[0], rank, ranks).count;
   return shard;
 }
 
-void all_gather(Tensor& full, const Tensor& shard, int ranks) {
-  check_world(full, ranks, "all_gather");
-  if (!full.device().is_dry()) full.copy_from(shard);
+void all_gather(Tensor& full, const Tensor& shard, const ShardGroup& group) {
+  if (group.ranks <= 1) {
+    if (!full.device().is_dry()) full.copy_from(shard);
+    return;
+  }
+  if (group.communicator) group.communicator->slot(group.rank) = &shard;
+  if (group.communicator) group.communicator->barrier();
+  if (moves_through_host(full, group, "all_gather")) {
+    const std::size_t bytes_per_row = row_bytes(full);
+    for (int r = 0; r < group.ranks; ++r) {
+      const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
+      const RowRange rows = shard_rows(full.dim(0), r, group.ranks);
+      std::memcpy(static_cast<char*>(full.data()) + static_cast<std::size_t>(rows.begin) * bytes_per_row,
+                  theirs->data(), static_cast<std::size_t>(rows.count) * bytes_per_row);
+    }
+  }
+  if (group.communicator) group.communicator->barrier();  // the slots are read: free for the next
 }
 
-void reduce_scatter_add(Tensor& shard, const Tensor& full, int ranks) {
-  check_world(full, ranks, "reduce_scatter");
-  if (!full.device().is_dry()) ops::residual_add(shard, shard, full);
+void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup& group) {
+  if (group.ranks <= 1) {
+    if (!full.device().is_dry()) ops::residual_add(shard, shard, full);
+    return;
+  }
+  if (group.communicator) group.communicator->slot(group.rank) = &full;
+  if (group.communicator) group.communicator->barrier();
+  if (moves_through_host(full, group, "reduce_scatter")) {
+    const RowRange rows = shard_rows(full.dim(0), group.rank, group.ranks);
+    const std::size_t per_row = static_cast<std::size_t>(full.numel() / full.dim(0));
+    const std::size_t first = static_cast<std::size_t>(rows.begin) * per_row;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(rows.count) * per_row; ++i) {
+      float sum = 0;  // f32, in rank order: the same bits on every run
+      for (int r = 0; r < group.ranks; ++r) {
+        const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
+        sum += load_as_float(theirs->data(), theirs->dtype(), first + i);
+      }
+      const float mean = sum / static_cast<float>(group.ranks);
+      store_value(shard.data(), shard.dtype(), i, load_as_float(shard.data(), shard.dtype(), i) + mean);
+    }
+  }
+  if (group.communicator) group.communicator->barrier();
+}
+
+void all_reduce_norm(Tensor& norm, const ShardGroup& group) {
+  if (group.ranks <= 1 || norm.device().is_dry()) return;
+  group.communicator->slot(group.rank) = &norm;
+  group.communicator->barrier();
+  double squares = 0;
+  if (moves_through_host(norm, group, "all_reduce")) {
+    for (int r = 0; r < group.ranks; ++r) {
+      const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
+      const double n = load_as_float(theirs->data(), DType::f32, 0);
+      squares += n * n;
+    }
+  }
+  group.communicator->barrier();  // every rank has read every norm before any is overwritten
+  store_value(norm.data(), DType::f32, 0, std::sqrt(squares));
 }
 
 }  // namespace oomlab::model

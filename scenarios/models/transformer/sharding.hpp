@@ -1,30 +1,38 @@
 // ZeRO-3 / FSDP sharding of the transformer's parameters (issue 22): every parameter piece (a
-// layer's slice of a stacked tensor, or an unstacked tensor) is split by rows over N ranks, the
-// rows divided evenly and the last rank taking the remainder; rank 0, whose shard is the largest,
-// is the one this process runs. Before a layer's forward (and again before its backward) its
-// pieces are all-gathered; its gradients are reduce-scattered into the shard's gradient.
+// layer's slice of a stacked tensor, or an unstacked tensor) is split by rows over N ranks:
+// ceil(rows / N) rows each, the last rank taking what remains. Before a layer's forward (and again
+// before its backward) its pieces are all-gathered; its gradients are reduce-scattered into the
+// shard's gradient (averaged over the ranks: each rank's loss is the mean over its own batch).
 //
-// The collectives here are rank 0's view of them. On dry they allocate nothing of their own and
-// move nothing (each rank's memory is its own allocator's); with one rank they are the copy and the
-// add that NCCL would do in a world of one, on host and cuda. More ranks than one outside dry need
-// one process per GPU with NCCL, not built yet: they throw std::invalid_argument.
+// The ranks of one process (communicator.hpp): on dry the collectives move nothing (each rank's
+// memory is its own allocator's); on host they copy and sum through host memory, the sum in f32
+// in rank order; on cuda one rank only (a world of one: a copy and an add), more ranks need one
+// process per GPU with NCCL, not built yet.
 #pragma once
 #include <cstdint>
 
 #include "kernels/core/tensor.hpp"
+#include "scenarios/models/transformer/communicator.hpp"
 #include "scenarios/models/transformer/parameter_tensors.hpp"
 
 namespace oomlab::model {
 
 // A piece's shape: the spec's shape without the leading L of a stacked tensor.
 Shape piece_shape(const ParameterSpec& spec);
-// Rank 0's shard of a piece: ceil(rows / ranks) rows (all of them when ranks <= 1).
-Shape shard_shape(const Shape& piece, int ranks);
 
-// full = the concatenation of every rank's shard (rank 0's first).
-void all_gather(Tensor& full, const Tensor& shard, int ranks);
-// shard += this rank's rows of the sum over ranks of `full` (the gradient's reduce-scatter,
-// accumulating as micro-batches do).
-void reduce_scatter_add(Tensor& shard, const Tensor& full, int ranks);
+struct RowRange {
+  std::int64_t begin = 0, count = 0;
+};
+// The rows of `rows` that `rank` of `ranks` holds.
+RowRange shard_rows(std::int64_t rows, int rank, int ranks);
+// That rank's shard of a piece (the piece itself with one rank).
+Shape shard_shape(const Shape& piece, int rank, int ranks);
+
+// full = every rank's shard, in rank order.
+void all_gather(Tensor& full, const Tensor& shard, const ShardGroup& group);
+// shard += (sum over ranks of their `full`) / ranks, this rank's rows of it.
+void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup& group);
+// norm (1) f32, each rank's norm of its shards: becomes sqrt(sum over ranks of norm^2).
+void all_reduce_norm(Tensor& norm, const ShardGroup& group);
 
 }  // namespace oomlab::model

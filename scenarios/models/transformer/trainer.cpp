@@ -221,6 +221,7 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
   }
   if (model_.options().grad_clip > 0) {
     ops::global_grad_norm(grad_norm_, grads);
+    model_.all_reduce_grad_norm(grad_norm_);  // sharded: the norm over every rank's shards
     ops::clip_grads_by_norm(grads, grad_norm_, model_.options().grad_clip);
   }
   ++optimizer_steps_;

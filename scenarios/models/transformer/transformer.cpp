@@ -28,7 +28,6 @@
 #include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "scenarios/models/transformer/head_layout.hpp"
-#include "scenarios/models/transformer/sharding.hpp"
 
 namespace oomlab::model {
 namespace {
@@ -57,13 +56,14 @@ void initialize_f32(Tensor& tensor, const ParameterSpec& spec, const Transformer
 }  // namespace
 
 Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions options,
-                         std::uint32_t seed, const LogFn& log)
+                         std::uint32_t seed, const LogFn& log, ShardGroup group)
     : device_(device),
       config_(std::move(config)),
       options_(options),
       specs_(parameter_specs(config_)),
       layer_grads_(static_cast<std::size_t>(config_.layers)),
-      projections_(device, config_, options_, (std::uint64_t{seed} << 32) + 1000) {
+      projections_(device, config_, options_, (std::uint64_t{seed} << 32) + 1000),
+      group_(group) {
   OOMLAB_CHECK(config_.channels % config_.heads == 0,
                config_.name << ": channels " << config_.channels << " not divisible by heads "
                             << config_.heads);
@@ -79,7 +79,9 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
     layer_shards_.resize(static_cast<std::size_t>(config_.layers));
     layer_shard_grads_.resize(static_cast<std::size_t>(config_.layers));
     for (const ParameterSpec& spec : specs_) {
-      const Shape shard = shard_shape(piece_shape(spec), options_.shard_ranks);
+      const Shape shard = shard_shape(piece_shape(spec), group_.rank, options_.shard_ranks);
+      OOMLAB_CHECK(shard[0] > 0, "gpus=" << options_.shard_ranks << " leaves rank " << group_.rank << " no rows of "
+                                         << spec.name << " (" << piece_shape(spec)[0] << " rows): use fewer");
       if (!stacked_per_layer(spec)) shards_.*spec.member = Tensor::empty(device_, shard, cd);
       else for (ParameterTensors& layer : layer_shards_) layer.*spec.member = Tensor::empty(device_, shard, cd);
     }
@@ -98,7 +100,7 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
   // model (a 7B card with 1.5 GiB to spare still starts). Dry makes the same staging allocations
   // but writes no values.
   std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
-  // A shard is its piece's first rows (rank 0's), so it starts with the unsharded model's values.
+  // A shard holds its rows of the piece with the values the unsharded model has there.
   for (const ParameterSpec& spec : specs_) {
     const bool stacked = stacked_per_layer(spec);
     const std::int64_t piece_numel = shape_numel(piece_shape(spec));
@@ -109,7 +111,11 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
                            ? target
                            : Tensor::empty(device_, target.shape(), DType::f32, Tag::workspace);
       if (!device_.is_dry()) {
-        initialize_f32(staging, spec, config_, tensor_seed, static_cast<std::uint64_t>(l * piece_numel));
+        const std::int64_t rows = piece_shape(spec)[0];
+        const std::int64_t first_row = sharded() ? shard_rows(rows, group_.rank, options_.shard_ranks).begin : 0;
+        const std::int64_t row_elements = piece_numel / rows;
+        initialize_f32(staging, spec, config_, tensor_seed,
+                       static_cast<std::uint64_t>(l * piece_numel + first_row * row_elements));
       }
       if (stored_int8(spec, options_)) {
         Tensor scales = projections_.scales(*projection_of(spec), l);
@@ -215,7 +221,7 @@ void Transformer::gather_layer(std::int64_t layer) {
     Tensor& full = gathered_layer_.*spec.member;
     full = Tensor::empty(device_, whole, dtype());
     Tensor view = layer_slice(full, 0);
-    all_gather(view, shard_of(spec, layer), options_.shard_ranks);
+    all_gather(view, shard_of(spec, layer), group_);
   }
 }
 
@@ -227,7 +233,7 @@ void Transformer::gather_unstacked() {
     if (stacked_per_layer(spec)) continue;
     Tensor& full = params_.*spec.member;
     full = Tensor::empty(device_, spec.shape, dtype());
-    all_gather(full, shard_of(spec, -1), options_.shard_ranks);
+    all_gather(full, shard_of(spec, -1), group_);
   }
 }
 
@@ -241,9 +247,9 @@ void Transformer::scatter_gradients(std::int64_t layer) {
     Tensor& shard = shard_gradient_of(spec, layer);
     if (!shard.defined()) {
       TagScope tag(Tag::grads);
-      shard = Tensor::zeros(device_, shard_shape(piece_shape(spec), options_.shard_ranks), full.dtype());
+      shard = Tensor::zeros(device_, shard_shape(piece_shape(spec), group_.rank, options_.shard_ranks), full.dtype());
     }
-    reduce_scatter_add(shard, full, options_.shard_ranks);
+    reduce_scatter_mean_add(shard, full, group_);
     full.reset();
   }
 }
@@ -632,7 +638,7 @@ namespace {
 std::size_t held_elements(const ParameterSpec& spec, const TransformerConfig& config, const TrainOptions& options) {
   if (options.shard_ranks <= 0) return static_cast<std::size_t>(shape_numel(spec.shape));
   const std::int64_t pieces = stacked_per_layer(spec) ? config.layers : 1;
-  return static_cast<std::size_t>(pieces * shape_numel(shard_shape(piece_shape(spec), options.shard_ranks)));
+  return static_cast<std::size_t>(pieces * shape_numel(shard_shape(piece_shape(spec), 0, options.shard_ranks)));
 }
 
 }  // namespace

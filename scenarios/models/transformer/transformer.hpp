@@ -16,6 +16,7 @@
 #include "scenarios/models/transformer/activation_tensors.hpp"
 #include "scenarios/models/transformer/parameter_tensors.hpp"
 #include "scenarios/models/transformer/projections.hpp"
+#include "scenarios/models/transformer/sharding.hpp"
 #include "scenarios/models/transformer/transformer_config.hpp"
 
 namespace oomlab::model {
@@ -28,8 +29,10 @@ class Transformer {
   // options.lora.int8_base; with LoRA the adapters and their gradients) and initialises them from
   // `seed` (nothing is written on dry). Logs the sizes. The base's gradients are allocated by
   // backward (see zero_grads).
+  // Sharded (options.shard_ranks > 0): `group` says which rank this model is (its rows of every
+  // piece; the seed's values for those rows) and where the collectives meet.
   Transformer(Device& device, TransformerConfig config, TrainOptions options, std::uint32_t seed,
-              const LogFn& log = {});
+              const LogFn& log = {}, ShardGroup group = {});
 
   Device& device() const { return device_; }
   const TransformerConfig& config() const { return config_; }
@@ -74,6 +77,9 @@ class Transformer {
   std::size_t gradient_bytes() const;
   std::size_t trainable_elements() const;
   bool frozen_base() const { return options_.lora.enabled(); }
+  // Sharded: the gradient norm over every rank's shards (each rank's norm of its own in, the
+  // global one out); nothing otherwise.
+  void all_reduce_grad_norm(Tensor& norm) const { all_reduce_norm(norm, group_); }
 
  private:
   BlockActivations block_forward(std::int64_t layer, const Tensor& x, Tensor& out) const;
@@ -130,6 +136,7 @@ class Transformer {
   Tensor norm_grad_sink_;  // frozen base: (C) f32
   // Sharded: this rank's rows of each piece and of its gradient (unstacked, and per layer), and
   // the one layer gathered whole (its tensors shaped (1, ...), as a stacked tensor of one layer).
+  ShardGroup group_;
   ParameterTensors shards_, shard_grads_;
   std::vector<ParameterTensors> layer_shards_, layer_shard_grads_;
   ParameterTensors gathered_layer_;

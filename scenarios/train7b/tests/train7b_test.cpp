@@ -27,7 +27,7 @@ TEST_P(Train7bStory, SixteenBytesPerParameterOomsAndTheFixesFit) {
   for (const char* variant : {"broken", "bf16-mixed"}) {
     EXPECT_TRUE(run_scenario("train7b", variant, device, scale).oom.has_value()) << variant;
   }
-  for (const char* variant : {"8bit-adam", "offload", "lora", "int8-lora"}) {
+  for (const char* variant : {"8bit-adam", "offload", "lora", "int8-lora", "sharded"}) {
     const auto fix = run_scenario("train7b", variant, device, scale);
     EXPECT_FALSE(fix.oom.has_value()) << variant;
     EXPECT_EQ(fix.stats.num_ooms, 0u) << variant;
@@ -97,7 +97,7 @@ TEST(Train7bFull, TheCardsEachRungFits) {
 }
 
 TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
-  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload", "lora", "int8-lora"}) {
+  for (const char* variant : {"broken", "bf16-mixed", "8bit-adam", "offload", "lora", "int8-lora", "sharded"}) {
     const auto plan = scenarios::train7b_plan(variant, Scale::full);
     EXPECT_EQ(plan.config.parameter_count(), 6738415616u);
     EXPECT_EQ(plan.seq, 2048);
@@ -108,6 +108,7 @@ TEST(Train7bPlans, FullScaleIsLlama7bAt2048TokensBatch1WithCheckpointing) {
   EXPECT_EQ(scenarios::train7b_plan("lora", Scale::full).options.lora.rank, 16);
   EXPECT_FALSE(scenarios::train7b_plan("lora", Scale::full).options.lora.int8_base);
   EXPECT_TRUE(scenarios::train7b_plan("int8-lora", Scale::full).options.lora.int8_base);
+  EXPECT_EQ(scenarios::train7b_plan("sharded", Scale::full).options.shard_ranks, 2);  // batch 1 per GPU
   EXPECT_THROW(scenarios::train7b_plan("qlora", Scale::full), std::invalid_argument);
 }
 
