@@ -41,6 +41,15 @@ model::MicroBatch token_batch(Device& device, const TrainingPlan& plan, std::uin
           Tensor::from_host(device, shape, DType::i32, targets)};
 }
 
+// A rank's micro-batches, the same every step: the loss must fall as the model memorises them.
+std::vector<model::MicroBatch> rank_batches(Device& device, const TrainingPlan& plan, int rank, int ranks) {
+  std::vector<model::MicroBatch> batches;
+  for (int i = 0; i < plan.micro_batches; ++i) {
+    batches.push_back(token_batch(device, plan, 100 + static_cast<std::uint32_t>(i), rank, ranks));
+  }
+  return batches;
+}
+
 // One rank of a sharded run beyond the first: its own device (the run's kind and allocator
 // settings: its own budget), model, optimizer and batches.
 struct OtherRank {
@@ -111,11 +120,7 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
   context.set_metric("optimizer_device_bytes", static_cast<double>(trainer.device_state_bytes()));
   context.set_metric("optimizer_host_bytes", static_cast<double>(trainer.host_state_bytes()));
 
-  // The same micro-batches every step: the loss must fall as the model memorises them.
-  std::vector<model::MicroBatch> batches;
-  for (int i = 0; i < plan.micro_batches; ++i) {
-    batches.push_back(token_batch(device, plan, 100 + static_cast<std::uint32_t>(i), 0, ranks));
-  }
+  const std::vector<model::MicroBatch> batches = rank_batches(device, plan, 0, ranks);
   // Sharded: the other ranks, each on its own device of the same kind, settings and budget (this
   // process's record is rank 0's, the largest shard).
   std::vector<OtherRank> others(static_cast<std::size_t>(ranks - 1));
@@ -125,9 +130,7 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
     rank.model = std::make_unique<model::Transformer>(*rank.device, plan.config, plan.options, 1234, model::LogFn{},
                                                       model::ShardGroup{r, ranks, communicator.get()});
     rank.trainer = std::make_unique<model::Trainer>(*rank.model);
-    for (int i = 0; i < plan.micro_batches; ++i) {
-      rank.batches.push_back(token_batch(*rank.device, plan, 100 + static_cast<std::uint32_t>(i), r, ranks));
-    }
+    rank.batches = rank_batches(*rank.device, plan, r, ranks);
   }
   const double tokens_per_step =
       static_cast<double>(plan.micro_batch * plan.seq * plan.micro_batches) * static_cast<double>(ranks);

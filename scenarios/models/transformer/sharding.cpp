@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/core/check.hpp"
 #include "kernels/core/host_values.hpp"
 #include "kernels/transformer/residual.hpp"
 
@@ -22,8 +23,19 @@ bool moves_through_host(const Tensor& t, const ShardGroup& group, const char* op
   return true;
 }
 
-std::size_t row_bytes(const Tensor& t) {
-  return t.nbytes() / static_cast<std::size_t>(t.dim(0));
+// A collective's shape: publish this rank's tensor, wait for every rank's, `work` (reading them),
+// and wait again so that no slot is reused while another rank still reads it.
+template <class Work>
+void exchange(const ShardGroup& group, const Tensor* mine, Work work) {
+  OOMLAB_CHECK(group.communicator != nullptr, "a collective over " << group.ranks << " ranks without a communicator");
+  group.communicator->slot(group.rank) = mine;
+  group.communicator->barrier();
+  work();
+  group.communicator->barrier();
+}
+
+const Tensor& shared(const ShardGroup& group, int rank) {
+  return *static_cast<const Tensor*>(group.communicator->slot(rank));
 }
 
 }  // namespace
@@ -51,18 +63,16 @@ void all_gather(Tensor& full, const Tensor& shard, const ShardGroup& group) {
     if (!full.device().is_dry()) full.copy_from(shard);
     return;
   }
-  if (group.communicator) group.communicator->slot(group.rank) = &shard;
-  if (group.communicator) group.communicator->barrier();
-  if (moves_through_host(full, group, "all_gather")) {
-    const std::size_t bytes_per_row = row_bytes(full);
+  exchange(group, &shard, [&] {
+    if (!moves_through_host(full, group, "all_gather")) return;
+    const std::size_t bytes_per_row = full.nbytes() / static_cast<std::size_t>(full.dim(0));
     for (int r = 0; r < group.ranks; ++r) {
-      const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
+      const Tensor& theirs = shared(group, r);
       const RowRange rows = shard_rows(full.dim(0), r, group.ranks);
       std::memcpy(static_cast<char*>(full.data()) + static_cast<std::size_t>(rows.begin) * bytes_per_row,
-                  theirs->data(), static_cast<std::size_t>(rows.count) * bytes_per_row);
+                  theirs.data(), static_cast<std::size_t>(rows.count) * bytes_per_row);
     }
-  }
-  if (group.communicator) group.communicator->barrier();  // the slots are read: free for the next
+  });
 }
 
 void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup& group) {
@@ -70,39 +80,31 @@ void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup
     if (!full.device().is_dry()) ops::residual_add(shard, shard, full);
     return;
   }
-  if (group.communicator) group.communicator->slot(group.rank) = &full;
-  if (group.communicator) group.communicator->barrier();
-  if (moves_through_host(full, group, "reduce_scatter")) {
+  exchange(group, &full, [&] {
+    if (!moves_through_host(full, group, "reduce_scatter")) return;
     const RowRange rows = shard_rows(full.dim(0), group.rank, group.ranks);
     const std::size_t per_row = static_cast<std::size_t>(full.numel() / full.dim(0));
     const std::size_t first = static_cast<std::size_t>(rows.begin) * per_row;
     for (std::size_t i = 0; i < static_cast<std::size_t>(rows.count) * per_row; ++i) {
       float sum = 0;  // f32, in rank order: the same bits on every run
-      for (int r = 0; r < group.ranks; ++r) {
-        const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
-        sum += load_as_float(theirs->data(), theirs->dtype(), first + i);
-      }
+      for (int r = 0; r < group.ranks; ++r) sum += load_as_float(shared(group, r).data(), full.dtype(), first + i);
       const float mean = sum / static_cast<float>(group.ranks);
       store_value(shard.data(), shard.dtype(), i, load_as_float(shard.data(), shard.dtype(), i) + mean);
     }
-  }
-  if (group.communicator) group.communicator->barrier();
+  });
 }
 
 void all_reduce_norm(Tensor& norm, const ShardGroup& group) {
   if (group.ranks <= 1 || norm.device().is_dry()) return;
-  group.communicator->slot(group.rank) = &norm;
-  group.communicator->barrier();
   double squares = 0;
-  if (moves_through_host(norm, group, "all_reduce")) {
+  exchange(group, &norm, [&] {
+    if (!moves_through_host(norm, group, "all_reduce")) return;
     for (int r = 0; r < group.ranks; ++r) {
-      const auto* theirs = static_cast<const Tensor*>(group.communicator->slot(r));
-      const double n = load_as_float(theirs->data(), DType::f32, 0);
+      const double n = load_as_float(shared(group, r).data(), DType::f32, 0);
       squares += n * n;
     }
-  }
-  group.communicator->barrier();  // every rank has read every norm before any is overwritten
-  store_value(norm.data(), DType::f32, 0, std::sqrt(squares));
+  });
+  store_value(norm.data(), DType::f32, 0, std::sqrt(squares));  // every rank has read every norm
 }
 
 }  // namespace oomlab::model

@@ -180,22 +180,19 @@ Tensor Transformer::gradient(Tensor ParameterTensors::*member, std::int64_t laye
 }
 
 Tensor Transformer::gradient_for_write(Tensor ParameterTensors::*member, std::int64_t layer) {
-  if (frozen_base() || !has_parameter(member)) return Tensor();
+  const ParameterSpec* spec = spec_of(member);
+  if (frozen_base() || spec == nullptr) return Tensor();
   Tensor& grad = gradient_slot(*this, member, layer);
   if (!grad.defined()) {
-    const ParameterSpec& spec = spec_of(member);
     TagScope tag(Tag::grads);
-    grad = Tensor::zeros(device_, piece_shape(spec), gradient_dtype(spec, options_.precision));
+    grad = Tensor::zeros(device_, piece_shape(*spec), gradient_dtype(*spec, options_.precision));
   }
   return grad;
 }
 
-bool Transformer::has_parameter(Tensor ParameterTensors::*member) const {
-  return std::any_of(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
-}
-
-const ParameterSpec& Transformer::spec_of(Tensor ParameterTensors::*member) const {
-  return *std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+const ParameterSpec* Transformer::spec_of(Tensor ParameterTensors::*member) const {
+  const auto found = std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+  return found == specs_.end() ? nullptr : &*found;
 }
 
 Tensor& Transformer::shard_of(const ParameterSpec& spec, std::int64_t layer) {
@@ -210,30 +207,18 @@ Transformer::LayerWeights Transformer::layer_weights(std::int64_t layer) const {
   return sharded() ? LayerWeights{&gathered_layer_, 0} : LayerWeights{&params_, layer};
 }
 
-void Transformer::gather_layer(std::int64_t layer) {
+void Transformer::gather(std::int64_t layer) {
   if (!sharded()) return;
   memory::SiteScope site("all_gather");
   TagScope tag(Tag::weights);
   for (const ParameterSpec& spec : specs_) {
-    if (!stacked_per_layer(spec)) continue;
-    Shape whole = piece_shape(spec);
-    whole.insert(whole.begin(), 1);
-    Tensor& full = gathered_layer_.*spec.member;
+    if (stacked_per_layer(spec) != (layer >= 0)) continue;
+    Shape whole = spec.shape;  // a layer's: (1, piece...), as a stacked tensor of one layer
+    if (layer >= 0) whole[0] = 1;
+    Tensor& full = (layer >= 0 ? gathered_layer_ : params_).*spec.member;
     full = Tensor::empty(device_, whole, dtype());
-    Tensor view = layer_slice(full, 0);
-    all_gather(view, shard_of(spec, layer), group_);
-  }
-}
-
-void Transformer::gather_unstacked() {
-  if (!sharded()) return;
-  memory::SiteScope site("all_gather");
-  TagScope tag(Tag::weights);
-  for (const ParameterSpec& spec : specs_) {
-    if (stacked_per_layer(spec)) continue;
-    Tensor& full = params_.*spec.member;
-    full = Tensor::empty(device_, spec.shape, dtype());
-    all_gather(full, shard_of(spec, -1), group_);
+    Tensor into = layer >= 0 ? layer_slice(full, 0) : full;
+    all_gather(into, shard_of(spec, layer), group_);
   }
 }
 
@@ -270,7 +255,7 @@ void Transformer::zero_grads() {
 }
 
 Tensor Transformer::norm_grad(Tensor ParameterTensors::*member, std::int64_t layer, int slot) {
-  if (!has_parameter(member)) return Tensor();  // a bias the model has not (LLaMA)
+  if (spec_of(member) == nullptr) return Tensor();  // a bias the model has not (LLaMA)
   if (frozen_base()) return layer_slice(norm_grad_sink_, slot);
   return gradient_for_write(member, layer);
 }
@@ -404,7 +389,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   const DType cd = dtype();
   tokens_ = tokens;
 
-  gather_unstacked();
+  gather(-1);
   ProfilePhases phase("fwd.embedding");
   Tensor embedded = Tensor::empty(device_, shapes_.hidden, cd);
   ops::embedding_forward(embedded, tokens, params_.wte, params_.wpe);
@@ -413,7 +398,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     memory::SiteScope block("block " + std::to_string(l));
     Tensor out;
-    gather_layer(l);
+    gather(l);
     BlockActivations kept = block_forward(l, residual_.back(), out);
     gathered_layer_ = ParameterTensors();
     // Checkpointing: `kept` dies here, freeing the block's activations; backward recomputes them
@@ -605,7 +590,7 @@ void Transformer::backward() {
     memory::SiteScope block("block " + std::to_string(l));
     const auto index = static_cast<std::size_t>(l);
     BlockActivations kept;
-    gather_layer(l);  // again: the forward's copy was freed after the block
+    gather(l);  // again: the forward's copy was freed after the block
     if (options_.checkpointing) {
       // Recompute: rerun the block's forward from its kept input; its output is not needed.
       Tensor recomputed_out;

@@ -109,12 +109,13 @@ class Transformer {
   };
   bool sharded() const { return options_.shard_ranks > 0; }
   LayerWeights layer_weights(std::int64_t layer) const;
-  bool has_parameter(Tensor ParameterTensors::*member) const;
-  const ParameterSpec& spec_of(Tensor ParameterTensors::*member) const;
+  // The table's entry for a member, or nullptr for a tensor this style has not (LLaMA's biases).
+  const ParameterSpec* spec_of(Tensor ParameterTensors::*member) const;
   Tensor& shard_of(const ParameterSpec& spec, std::int64_t layer);
   Tensor& shard_gradient_of(const ParameterSpec& spec, std::int64_t layer);
-  void gather_layer(std::int64_t layer);        // its pieces, whole, into gathered_layer_
-  void gather_unstacked();                      // embeddings, final norm, head, into params_
+  // A layer's pieces, whole, into gathered_layer_; layer < 0: the embeddings, final norm and head
+  // into params_.
+  void gather(std::int64_t layer);
   void scatter_gradients(std::int64_t layer);   // layer < 0: the unstacked ones; frees the full ones
   // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
   void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
