@@ -4,8 +4,9 @@
 # every benchmark with JSON out, and the suite on cuda; and the other architectures' builds
 # (issue 17). Logs and JSON go to OUTDIR.
 #   usage: ci/gpu.sh OUTDIR [stage ...]
-#   stages: build test sanitize bench suite full weights (default: all but full and weights)
+#   stages: build test sanitize bench suite full sharded weights (default: the first five)
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
+#   sharded: train7b sharded over this one GPU through NCCL (issue 22): its GPU test and full runs
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
 #   OOMLAB_GPU_BUILD=DIR uses the programs of a build made elsewhere (no build stage).
@@ -283,6 +284,25 @@ if want full; then  # the conv and transformer scenarios at full scale (their H2
              "gpt_train grad-accum" "gpt_train checkpointing" "gpt_train cpu-offload"; do
     run_full $run
   done
+fi
+
+if want sharded; then  # issue 22 on one GPU: train7b sharded as a world of one through NCCL
+  mkdir -p "$out/sharded"
+  oomlab=$build/harness/cli/oomlab
+  step "train7b_gpu_test *Sharded*: gpus=1 through NCCL, peaks equal dry's, trains as bf16-mixed"
+  (cd "$build/scenarios/train7b/tests" && timeout 400 ./train7b_gpu_test --gtest_filter='*Sharded*') \
+    >"$out/sharded/gpu_test.log" 2>&1 || fail "sharded gpu test"
+  grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/sharded/gpu_test.log"
+  for device in cuda dry; do
+    step "oomlab run train7b --variant sharded --set gpus=1,batch=1 --device $device --scale full"
+    timeout 300 "$oomlab" run train7b --variant sharded --set gpus=1,batch=1 --device "$device" --scale full \
+      --budget h200 $([[ $device == cuda ]] && echo --profile) --out "$out/sharded/train7b.sharded.gpus1.$device-full.json" \
+      >>"$out/sharded/run.log" 2>&1 || fail "sharded gpus=1 on $device"
+    tail -n 1 "$out/sharded/run.log"
+  done
+  step "gpus=2 with one GPU: one line, exit 2"
+  "$oomlab" run train7b --variant sharded --device cuda >"$out/sharded/gpus2.log" 2>&1
+  echo "exit $?" >>"$out/sharded/gpus2.log"; cat "$out/sharded/gpus2.log"
 fi
 
 if want weights; then  # weights7b on the full 7B checkpoints: generated once, then warm and cold

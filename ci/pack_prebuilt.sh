@@ -7,6 +7,7 @@
 # the H200 JIT-compiles: the Ampere engines, with cuBLAS on its own Hopper code; or the ptx80 and
 # sm75 presets' oomlab for ci/gpu.sh's ptx80 and sm75 stages). OOMLAB_PACK_BENCHES=1 adds every
 # benchmark program (for ci/gpu.sh's bench stages with OOMLAB_GPU_BUILD=BUILD_DIR).
+# OOMLAB_PACK_PROGRAMS="harness/cli/oomlab scenarios/x/tests/x_gpu_test" packs only those programs.
 #   usage: ci/pack_prebuilt.sh BUILD_DIR [MORE_BUILD_DIR ...]   (the first: the records' commit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,13 @@ pack_build() {  # dir
   python3 ci/gpu_test_list.py "$dir" | while IFS= read -r line; do
     [[ -x "$dir/${line%%$'\t'*}" ]] && echo "$line"
   done >"$staging/.gpu_tests"
-  while IFS=$'\t' read -r program _; do programs+=("$program"); done <"$staging/.gpu_tests"
+  if [[ -n ${OOMLAB_PACK_PROGRAMS:-} ]]; then  # only these (a short call carries what changed)
+    read -ra programs <<<"$OOMLAB_PACK_PROGRAMS"
+    awk -F'\t' -v keep=" $OOMLAB_PACK_PROGRAMS " 'index(keep, " " $1 " ")' "$staging/.gpu_tests" >"$staging/.kept"
+    mv "$staging/.kept" "$staging/.gpu_tests"
+  else
+    while IFS=$'\t' read -r program _; do programs+=("$program"); done <"$staging/.gpu_tests"
+  fi
   if [[ ${OOMLAB_PACK_BENCHES:-0} == 1 ]]; then
     while read -r program; do programs+=("${program#"$dir"/}"); done < <(find "$dir" -type f -executable -name '*_bench' | sort)
   fi

@@ -37,6 +37,14 @@ bool cuda_available() {
   }
 }
 
+int cuda_device_count() {
+  try {
+    return cuda_available() ? detail::cuda_device_count(nullptr) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 std::string cuda_unavailable_reason() {
   try {
     std::string why;

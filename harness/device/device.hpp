@@ -21,6 +21,8 @@ bool cuda_available();
 // Why cuda_available() is false ("cudaGetDeviceCount: cudaErrorNoDevice (...)"); empty when
 // it is true. Never throws.
 std::string cuda_unavailable_reason();
+// How many GPUs this process sees (CUDA_VISIBLE_DEVICES applied); 0 without CUDA. Never throws.
+int cuda_device_count();
 // cuda when available, else host.
 DeviceKind default_device_kind();
 

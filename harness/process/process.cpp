@@ -125,7 +125,8 @@ std::string self_exe_path() {
   return std::string(path, static_cast<std::size_t>(n));
 }
 
-Child spawn(const std::string& path, const std::vector<std::string>& args) {
+Child spawn(const std::string& path, const std::vector<std::string>& args,
+            const std::vector<std::string>& environment) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(path.c_str()));
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -133,10 +134,20 @@ Child spawn(const std::string& path, const std::vector<std::string>& args) {
   // The environment plus this process's pid, so the child can tie its life to ours.
   const std::string parent_prefix = std::string(kParentPidVariable) + "=";
   const std::string parent_entry = parent_prefix + std::to_string(::getpid());
+  const auto set_here = [&](const char* entry) {  // replaced by `environment` or ours
+    const char* equals = std::strchr(entry, '=');
+    const std::size_t name = equals ? static_cast<std::size_t>(equals - entry) + 1 : std::strlen(entry);
+    if (std::strncmp(entry, parent_prefix.c_str(), parent_prefix.size()) == 0) return true;
+    for (const std::string& mine : environment) {
+      if (mine.size() >= name && mine.compare(0, name, entry, name) == 0) return true;
+    }
+    return false;
+  };
   std::vector<char*> envp;
   for (char** entry = environ; *entry; ++entry) {
-    if (std::strncmp(*entry, parent_prefix.c_str(), parent_prefix.size()) != 0) envp.push_back(*entry);
+    if (!set_here(*entry)) envp.push_back(*entry);
   }
+  for (const std::string& mine : environment) envp.push_back(const_cast<char*>(mine.c_str()));
   envp.push_back(const_cast<char*>(parent_entry.c_str()));
   envp.push_back(nullptr);
   pid_t pid = -1;

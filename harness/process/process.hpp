@@ -62,9 +62,11 @@ class Child {
 std::string self_exe_path();
 
 // Starts `path` with `args` (argv[0] is `path`), inheriting stdin/stdout/stderr and the
-// environment plus kParentPidVariable (lifetime.hpp: the child dies with this process). posix_spawn: safe in a multi-threaded parent that has initialised CUDA. Throws
-// std::system_error when the program cannot be started.
-Child spawn(const std::string& path, const std::vector<std::string>& args);
+// environment plus kParentPidVariable (lifetime.hpp: the child dies with this process), with
+// `environment` ("NAME=value") set over it. posix_spawn: safe in a multi-threaded parent that has
+// initialised CUDA. Throws std::system_error when the program cannot be started.
+Child spawn(const std::string& path, const std::vector<std::string>& args,
+            const std::vector<std::string>& environment = {});
 
 // Re-executes this program as the registered worker `worker` (see worker.hpp) with `args`.
 Child spawn_worker(const std::string& worker, const std::vector<std::string>& args);

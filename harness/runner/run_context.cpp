@@ -86,6 +86,11 @@ RunContext::Measured RunContext::measured() const {
 
 void RunContext::set_metric(const std::string& name, double value) { metrics_[name] = value; }
 
+std::unique_ptr<RankProcess> RunContext::launch_rank(int rank, const std::string& nccl_id) const {
+  if (!rank_launcher_) throw std::logic_error("this run cannot start other ranks (only rank 0 of a cuda run can)");
+  return rank_launcher_(rank, nccl_id);
+}
+
 void RunContext::note(const std::string& text) {
   if (quiet_) return;
   // "\r\033[K" clears a progress line in place; the line is redrawn after the note.

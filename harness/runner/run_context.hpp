@@ -3,16 +3,36 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/device/device.hpp"
+#include "harness/runner/run_record.hpp"
 #include "harness/runner/scenario.hpp"
 
 namespace oomlab {
 
 class OpProfiler;
+
+// A sharded run on GPUs is one process per GPU (issue 22). The process the user started is rank
+// 0: it starts the others (RunContext::launch_rank: this same run again, in a child process on
+// the rank-th GPU); each of those knows its rank and the NCCL communicator to join.
+struct ShardRole {
+  int rank = 0;
+  std::string nccl_id;  // the communicator a rank > 0 joins; empty in rank 0
+};
+
+// Another rank's process, started by rank 0.
+class RankProcess {
+ public:
+  virtual ~RankProcess() = default;  // kills it when it still runs
+  virtual bool running() = 0;        // never blocks
+  virtual RunRecord finish() = 0;    // waits for it: its record (outcome crash or error without one)
+};
+using RankLauncher = std::function<std::unique_ptr<RankProcess>(int rank, const std::string& nccl_id)>;
 
 class RunContext {
  public:
@@ -76,6 +96,14 @@ class RunContext {
   // OpProfiler::active(), which may be a scenario's own profiler (spawn times its consumer).
   void set_profiler(OpProfiler* profiler) { profiler_ = profiler; }
 
+  // The sharded run's rank this process is (set by the runner; rank 0 by default).
+  const ShardRole& shard_role() const { return shard_role_; }
+  void set_shard_role(ShardRole role) { shard_role_ = std::move(role); }
+  // Starts `rank` of this run in its own process (rank 0 of a cuda run only: the runner sets the
+  // launcher). Throws std::logic_error where none is set (a plan on dry, a rank itself).
+  std::unique_ptr<RankProcess> launch_rank(int rank, const std::string& nccl_id) const;
+  void set_rank_launcher(RankLauncher launcher) { rank_launcher_ = std::move(launcher); }
+
   // Called by the runner: how the progress line is drawn (nullptr: no progress output).
   using ProgressFn = void (*)(void* user, const RunContext& context);
   void set_progress(ProgressFn fn, void* user) { progress_fn_ = fn; progress_user_ = user; }
@@ -100,6 +128,8 @@ class RunContext {
   ProgressFn progress_fn_ = nullptr;
   void* progress_user_ = nullptr;
   bool quiet_ = false;
+  ShardRole shard_role_;
+  RankLauncher rank_launcher_;
 };
 
 }  // namespace oomlab

@@ -1,11 +1,13 @@
 // Running one scenario variant and getting its record, in this process or in a child.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/device/device.hpp"
 #include "harness/memory/alloc_config.hpp"
 #include "harness/memory/budget.hpp"
+#include "harness/runner/run_context.hpp"
 #include "harness/runner/run_record.hpp"
 #include "harness/runner/scenario.hpp"
 
@@ -32,6 +34,10 @@ struct RunRequest {
   // "does it fit?" many times turns it off.
   bool plan_need = true;
   bool quiet = false;      // no notes from the scenario (a search's many probes)
+  // A rank > 0 of a sharded run on GPUs, started by rank 0 (launch_rank_process): its rank and the
+  // NCCL communicator it joins. Its device checks are rank 0's, and it plans no need of its own.
+  int shard_rank = 0;
+  std::string shard_nccl_id;
 };
 
 // A request with everything looked up and parsed. Allocator settings are layered: the variant's
@@ -70,6 +76,12 @@ RunRecord run_variant_in_process(const RunRequest& request);
 // throws for the child's failures.
 RunRecord run_variant_in_child(const RunRequest& request,
                                const std::string& executable = "/proc/self/exe");
+
+// Rank `rank` of the sharded run `request` (rank 0's) in a child process on the rank-th GPU this
+// process sees (CUDA_VISIBLE_DEVICES narrowed to it), joining NCCL communicator `nccl_id`. Its
+// record goes to a private folder; it draws no progress line and writes no trace or OOM dump (the
+// user's paths are rank 0's). Throws std::invalid_argument when there is no rank-th GPU.
+std::unique_ptr<RankProcess> launch_rank_process(const RunRequest& request, int rank, const std::string& nccl_id);
 
 // The hidden subcommand the child runs. A program that runs variants in children must call
 // child_main() from main() when argv[1] is kChildCommand; it returns the exit code.

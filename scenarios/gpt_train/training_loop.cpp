@@ -12,6 +12,7 @@
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/testing/random_fill.hpp"
+#include "scenarios/gpt_train/nccl_ranks.hpp"
 #include "scenarios/models/transformer/activation_tensors.hpp"
 #include "scenarios/models/transformer/communicator.hpp"
 #include "scenarios/models/transformer/trainer.hpp"
@@ -100,6 +101,17 @@ model::StepReport step_all_ranks(model::Trainer& first, const std::vector<model:
   return report;
 }
 
+// Each rank's loss is over its own part of the batch: the run's is their mean, as in one process.
+void mean_losses_over_ranks(RunContext& context, const std::vector<RunRecord>& others) {
+  for (const char* name : {"first_loss", "last_loss"}) {
+    const auto mine = context.metrics().find(name);
+    if (mine == context.metrics().end()) continue;
+    double sum = mine->second;
+    for (const RunRecord& other : others) sum += other.metrics.at(name);
+    context.set_metric(name, sum / static_cast<double>(others.size() + 1));
+  }
+}
+
 }  // namespace
 
 void run_training(const TrainingPlan& plan, RunContext& context) {
@@ -113,24 +125,35 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
                                              (plan.options.checkpointing ? 1 : plan.config.layers) +
                                          model::outer_activation_bytes(plan.config, plan.options,
                                                                        plan.micro_batch, plan.seq)));
+  // Sharded on a GPU: one process per GPU through NCCL (this one is rank 0 unless the runner
+  // started it as another); elsewhere every rank in this process (dry, host).
+  std::unique_ptr<NcclRanks> nccl;
+  if (device.is_cuda() && plan.options.shard_ranks > 0) {
+    const std::string why = model::nccl_unavailable_reason();
+    if (why.empty()) nccl = std::make_unique<NcclRanks>(context, ranks);
+    else context.note("NCCL cannot be used (" + why + "): the one rank's collectives are copies");
+  }
+  const int rank = nccl ? nccl->rank() : 0;
   std::unique_ptr<model::Communicator> communicator;
-  if (ranks > 1) communicator = std::make_unique<model::Communicator>(ranks);
-  model::Transformer transformer(device, plan.config, plan.options, 1234, log, {0, ranks, communicator.get()});
+  if (ranks > 1 && !nccl) communicator = std::make_unique<model::Communicator>(ranks);
+  model::Transformer transformer(device, plan.config, plan.options, 1234, log,
+                                 {rank, ranks, communicator.get(), nccl ? &nccl->group() : nullptr});
   model::Trainer trainer(transformer, log);
   context.set_metric("optimizer_device_bytes", static_cast<double>(trainer.device_state_bytes()));
   context.set_metric("optimizer_host_bytes", static_cast<double>(trainer.host_state_bytes()));
 
-  const std::vector<model::MicroBatch> batches = rank_batches(device, plan, 0, ranks);
-  // Sharded: the other ranks, each on its own device of the same kind, settings and budget (this
-  // process's record is rank 0's, the largest shard).
-  std::vector<OtherRank> others(static_cast<std::size_t>(ranks - 1));
-  for (int r = 1; r < ranks; ++r) {
-    OtherRank& rank = others[static_cast<std::size_t>(r - 1)];
-    rank.device = std::make_unique<Device>(device.kind(), device.allocator().config());
-    rank.model = std::make_unique<model::Transformer>(*rank.device, plan.config, plan.options, 1234, model::LogFn{},
-                                                      model::ShardGroup{r, ranks, communicator.get()});
-    rank.trainer = std::make_unique<model::Trainer>(*rank.model);
-    rank.batches = rank_batches(*rank.device, plan, r, ranks);
+  const std::vector<model::MicroBatch> batches = rank_batches(device, plan, rank, ranks);
+  // Sharded in this process: the other ranks, each on its own device of the same kind, settings and
+  // budget (this process's record is rank 0's, the largest shard).
+  std::vector<OtherRank> others(nccl ? 0 : static_cast<std::size_t>(ranks - 1));
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    OtherRank& other = others[i];
+    const int r = static_cast<int>(i) + 1;
+    other.device = std::make_unique<Device>(device.kind(), device.allocator().config());
+    other.model = std::make_unique<model::Transformer>(*other.device, plan.config, plan.options, 1234, model::LogFn{},
+                                                       model::ShardGroup{r, ranks, communicator.get()});
+    other.trainer = std::make_unique<model::Trainer>(*other.model);
+    other.batches = rank_batches(*other.device, plan, r, ranks);
   }
   const double tokens_per_step =
       static_cast<double>(plan.micro_batch * plan.seq * plan.micro_batches) * static_cast<double>(ranks);
@@ -153,11 +176,18 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
       context.set_metric("last_loss", loss);
     }
   }
-  if (ranks > 1) {
-    context.set_metric("ranks", ranks);
+  if (nccl) {
+    context.set_metric("nccl_external_bytes", static_cast<double>(nccl->group().external_bytes()));
+    const std::vector<RunRecord> ranks_records = nccl->finish();
+    if (!ranks_records.empty()) {
+      context.set_metric("last_rank_peak_allocated", static_cast<double>(ranks_records.back().memory.peak_allocated));
+    }
+    mean_losses_over_ranks(context, ranks_records);
+  } else if (ranks > 1) {
     context.set_metric("last_rank_peak_allocated",
                        static_cast<double>(others.back().device->allocator().stats().allocated.peak));
   }
+  if (ranks > 1) context.set_metric("ranks", ranks);
   context.set_metric("skipped_steps", skipped);
   if (plan.options.offload_optimizer) {
     const auto bytes = static_cast<double>(trainer.offload_bytes_per_step());

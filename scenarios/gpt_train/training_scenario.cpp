@@ -2,6 +2,7 @@
 
 #include "harness/runner/run_context.hpp"
 #include "scenarios/gpt_train/training_knobs.hpp"
+#include "scenarios/models/transformer/nccl_group.hpp"
 
 namespace oomlab::scenarios {
 
@@ -18,10 +19,18 @@ void TrainingScenario::check_knobs(const std::string& variant, Scale scale, cons
 void TrainingScenario::check_device(const std::string& variant, Scale scale, DeviceKind device,
                                     const KnobValues& knobs) const {
   const int ranks = with_training_knobs(plan(variant, scale), knobs).options.shard_ranks;
-  if (ranks > 1 && device == DeviceKind::cuda) {
-    throw NotOnThisDevice("gpus=" + std::to_string(ranks) + " needs " + std::to_string(ranks) +
-                          " GPUs, one process each with NCCL, which this build has not yet: simulate the ranks with "
-                          "--device dry (or host), or run gpus=1");
+  if (ranks <= 1 || device != DeviceKind::cuda) return;  // one rank runs without NCCL too
+  const std::string gpus = "gpus=" + std::to_string(ranks);
+  const std::string nccl = model::nccl_unavailable_reason();
+  if (!nccl.empty()) {
+    throw NotOnThisDevice(gpus + " runs one process per GPU with NCCL: " + nccl +
+                          "; simulate the ranks with --device dry (or host)");
+  }
+  const int present = cuda_device_count();
+  if (present < ranks) {
+    throw NotOnThisDevice(gpus + " needs " + std::to_string(ranks) + " GPUs (one process each) and this machine has " +
+                          std::to_string(present) + ": simulate the ranks with --device dry (or host), or set gpus to " +
+                          "at most " + std::to_string(present));
   }
 }
 

@@ -97,6 +97,16 @@ TEST(Spawn, MissingProgramThrows) {
   EXPECT_THROW(spawn("/nonexistent/program", {}), std::system_error);
 }
 
+TEST(Spawn, EnvironmentIsSetOverTheParents) {
+  ::setenv("OOMLAB_SPAWN_TEST_VALUE", "parent", 1);
+  const std::string check = "test \"$OOMLAB_SPAWN_TEST_VALUE\" = child && test \"$OOMLAB_SPAWN_TEST_NEW\" = new";
+  EXPECT_TRUE(spawn("/bin/sh", {"-c", check}, {"OOMLAB_SPAWN_TEST_VALUE=child", "OOMLAB_SPAWN_TEST_NEW=new"})
+                  .wait()
+                  .success());
+  EXPECT_TRUE(spawn("/bin/sh", {"-c", "test \"$OOMLAB_SPAWN_TEST_VALUE\" = parent"}).wait().success());
+  ::unsetenv("OOMLAB_SPAWN_TEST_VALUE");
+}
+
 TEST(Child, TryWaitSeesARunningThenAnEndedChild) {
   Child child = spawn_worker("test.sleep", {});
   EXPECT_FALSE(child.try_wait().has_value());

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -52,6 +53,35 @@ void expect_common_fields(const RunRecord& record, const std::string& variant) {
   EXPECT_FALSE(record.git_commit.empty());
   EXPECT_EQ(record.timestamp.size(), 20u);
   EXPECT_FALSE(record.oomlab_version.empty());
+}
+
+// Another rank of a sharded run: the same request again as that rank, on the rank-th GPU this
+// process sees, joining the communicator it was given.
+TEST(RankProcessRunner, RunsTheRequestAsThatRankOnItsGpu) {
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = before ? before : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "3,5", 1);
+  std::unique_ptr<RankProcess> rank = launch_rank_process(request_for("ok"), 1, "communicator-id");
+  EXPECT_THROW(launch_rank_process(request_for("ok"), 2, "communicator-id"), std::invalid_argument);
+  if (before) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  const RunRecord record = rank->finish();
+  EXPECT_FALSE(rank->running());
+  ASSERT_EQ(record.outcome.status, OutcomeStatus::ok) << record.outcome.message;
+  EXPECT_EQ(record.metrics.at("shard_rank"), 1);
+  EXPECT_EQ(record.metrics.at("visible_gpu"), 5);
+}
+
+TEST(RankProcessRunner, ARankThatDiesSaysHowAndOneStillRunningIsKilled) {
+  std::unique_ptr<RankProcess> crashing = launch_rank_process(request_for("segv"), 1, "id");
+  const RunRecord record = crashing->finish();
+  EXPECT_EQ(record.outcome.status, OutcomeStatus::crash);
+  EXPECT_NE(record.outcome.message.find("SIGSEGV"), std::string::npos) << record.outcome.message;
+  std::unique_ptr<RankProcess> hanging = launch_rank_process(request_for("hang"), 1, "id");
+  EXPECT_TRUE(hanging->running());
+  const auto start = std::chrono::steady_clock::now();
+  hanging.reset();  // killed and reaped, not waited for
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST(ChildRunner, OkVariantTimesEveryStep) {

@@ -61,6 +61,11 @@ class RunnerTestScenario : public Scenario {
     }
     context.set_metric("finished_steps", context.steps());
     if (variant == "nan-metric") context.set_metric("per_element", 0.0 / 0.0);  // 0 elements
+    if (!context.shard_role().nccl_id.empty()) {  // started as another rank: which, and on which GPU
+      context.set_metric("shard_rank", context.shard_role().rank);
+      const char* gpu = std::getenv("CUDA_VISIBLE_DEVICES");
+      context.set_metric("visible_gpu", gpu ? std::atof(gpu) : -1);
+    }
   }
 };
 

@@ -36,11 +36,15 @@ class Communicator {
   std::vector<const void*> slots_;
 };
 
-// Which rank of how many this model is, and where its collectives meet (nullptr with one rank).
+class NcclGroup;
+
+// Which rank of how many this model is, and where its collectives meet: the ranks of this process
+// (communicator; nullptr with one rank), or NCCL's on GPUs (nccl_group.hpp; one rank per process).
 struct ShardGroup {
   int rank = 0;
   int ranks = 1;
   Communicator* communicator = nullptr;
+  NcclGroup* nccl = nullptr;
 };
 
 }  // namespace oomlab::model

@@ -8,6 +8,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/core/host_values.hpp"
 #include "kernels/transformer/residual.hpp"
+#include "scenarios/models/transformer/nccl_group.hpp"
 
 namespace oomlab::model {
 namespace {
@@ -17,7 +18,7 @@ bool moves_through_host(const Tensor& t, const ShardGroup& group, const char* op
   if (group.ranks <= 1 || t.device().is_dry()) return false;
   if (t.device().kind() != DeviceKind::host) {
     throw std::invalid_argument(std::string(op) + " over " + std::to_string(group.ranks) +
-                                " ranks on a GPU needs one process per GPU with NCCL, which this build has not: "
+                                " ranks in one process on a GPU: a GPU run's ranks are processes joined by NCCL; "
                                 "simulate the ranks with --device dry (or host), or run gpus=1");
   }
   return true;
@@ -59,6 +60,10 @@ Shape shard_shape(const Shape& piece, int rank, int ranks) {
 }
 
 void all_gather(Tensor& full, const Tensor& shard, const ShardGroup& group) {
+  if (group.nccl) {
+    group.nccl->all_gather_rows(full, shard);
+    return;
+  }
   if (group.ranks <= 1) {
     if (!full.device().is_dry()) full.copy_from(shard);
     return;
@@ -75,9 +80,16 @@ void all_gather(Tensor& full, const Tensor& shard, const ShardGroup& group) {
   });
 }
 
-void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup& group) {
+namespace {
+
+// received = this rank's rows of the mean over ranks of their `full`.
+void reduce_mean_rows(Tensor& received, const Tensor& full, const ShardGroup& group) {
+  if (group.nccl) {
+    group.nccl->reduce_mean_rows(received, full);
+    return;
+  }
   if (group.ranks <= 1) {
-    if (!full.device().is_dry()) ops::residual_add(shard, shard, full);
+    if (!full.device().is_dry()) received.copy_from(full);
     return;
   }
   exchange(group, &full, [&] {
@@ -88,13 +100,33 @@ void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup
     for (std::size_t i = 0; i < static_cast<std::size_t>(rows.count) * per_row; ++i) {
       float sum = 0;  // f32, in rank order: the same bits on every run
       for (int r = 0; r < group.ranks; ++r) sum += load_as_float(shared(group, r).data(), full.dtype(), first + i);
-      const float mean = sum / static_cast<float>(group.ranks);
-      store_value(shard.data(), shard.dtype(), i, load_as_float(shard.data(), shard.dtype(), i) + mean);
+      store_value(received.data(), received.dtype(), i, sum / static_cast<float>(group.ranks));
     }
   });
 }
 
+}  // namespace
+
+void reduce_scatter_mean_add(Tensor& shard, const Tensor& full, const ShardGroup& group) {
+  // NCCL reduces into a buffer of the shard's size, then it is added: every backend holds one, so
+  // that dry predicts the GPU's peak.
+  Tensor received = Tensor::empty(shard.device(), shard.shape(), full.dtype());
+  reduce_mean_rows(received, full, group);
+  if (!shard.device().is_dry()) ops::residual_add(shard, shard, received);
+}
+
 void all_reduce_norm(Tensor& norm, const ShardGroup& group) {
+  if (group.nccl) {  // one f32 a step: squared and rooted on the host, summed by NCCL
+    float n = 0;
+    norm.copy_to_host(&n, sizeof n);
+    n *= n;
+    norm.copy_from_host(&n, sizeof n);
+    group.nccl->all_reduce_sum(norm);
+    norm.copy_to_host(&n, sizeof n);
+    n = std::sqrt(n);
+    norm.copy_from_host(&n, sizeof n);
+    return;
+  }
   if (group.ranks <= 1 || norm.device().is_dry()) return;
   double squares = 0;
   exchange(group, &norm, [&] {

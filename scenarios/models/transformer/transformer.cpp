@@ -209,7 +209,7 @@ Transformer::LayerWeights Transformer::layer_weights(std::int64_t layer) const {
 
 void Transformer::gather(std::int64_t layer) {
   if (!sharded()) return;
-  memory::SiteScope site("all_gather");
+  ProfileRange range("all_gather");  // --profile: the collectives' share of the step
   TagScope tag(Tag::weights);
   for (const ParameterSpec& spec : specs_) {
     if (stacked_per_layer(spec) != (layer >= 0)) continue;
@@ -224,14 +224,14 @@ void Transformer::gather(std::int64_t layer) {
 
 void Transformer::scatter_gradients(std::int64_t layer) {
   if (!sharded() || frozen_base()) return;
-  memory::SiteScope site("reduce_scatter");
+  ProfileRange range("reduce_scatter");
+  TagScope tag(Tag::grads);  // the shard's gradient and what the reduce-scatter delivers into it
   for (const ParameterSpec& spec : specs_) {
     if (stacked_per_layer(spec) != (layer >= 0)) continue;
     Tensor& full = gradient_slot(*this, spec.member, layer);
     if (!full.defined()) continue;
     Tensor& shard = shard_gradient_of(spec, layer);
     if (!shard.defined()) {
-      TagScope tag(Tag::grads);
       shard = Tensor::zeros(device_, shard_shape(piece_shape(spec), group_.rank, options_.shard_ranks), full.dtype());
     }
     reduce_scatter_mean_add(shard, full, group_);

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <string>
 
+#include "harness/runner/runner.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "harness/testing/run_scenario.hpp"
+#include "scenarios/models/transformer/nccl_group.hpp"
 
 namespace oomlab {
 namespace {
@@ -37,6 +39,48 @@ TEST(Train7bGpu, FullScalePeaksEqualDryToTheByte) {
     EXPECT_EQ(cuda.stats.allocated.peak, dry.stats.allocated.peak) << variant;
     EXPECT_EQ(cuda.stats.reserved.peak, dry.stats.reserved.peak) << variant;
     EXPECT_TRUE(std::isfinite(cuda.metrics.at("last_loss"))) << variant;
+  }
+}
+
+RunRecord run_train7b(const std::string& variant, DeviceKind device, Scale scale, KnobSettings set, bool profile) {
+  RunRequest request;
+  request.scenario = "train7b";
+  request.variant = variant;
+  request.device = device;
+  request.scale = scale;
+  request.budget = scale == Scale::full ? "h200" : "";
+  request.set = std::move(set);
+  request.progress = false;
+  request.quiet = true;
+  request.plan_need = false;
+  request.profile = profile;
+  return run_variant_in_process(request);
+}
+
+// Sharded over one GPU, a world of one through NCCL (issue 22): the collectives run (all-gather,
+// reduce-scatter, all-reduce of the norm) on oomlab's buffers, the allocator's peaks equal dry's
+// to the byte, and it trains as bf16-mixed does on the same batch.
+TEST(Train7bGpu, ShardedOverOneGpuThroughNcclPeaksEqualDryAndTrainsAsBf16Mixed) {
+  OOMLAB_REQUIRE_GPU();
+  if (!model::nccl_unavailable_reason().empty()) GTEST_SKIP() << model::nccl_unavailable_reason();
+  const Scenario& scenario = *ScenarioRegistry::instance().find("train7b");
+  for (Scale scale : {Scale::small, Scale::full}) {
+    const std::string batch = scenario.variant_knobs("bf16-mixed", scale).at("batch");
+    const KnobSettings one_gpu{{"gpus", "1"}, {"batch", batch}};
+    const RunRecord cuda = run_train7b("sharded", DeviceKind::cuda, scale, one_gpu, true);
+    const RunRecord dry = run_train7b("sharded", DeviceKind::dry, scale, one_gpu, false);
+    const std::string name = scale_name(scale);
+    ASSERT_EQ(cuda.outcome.status, OutcomeStatus::ok) << name << ": " << cuda.outcome.message;
+    EXPECT_EQ(cuda.memory.peak_allocated, dry.memory.peak_allocated) << name;
+    EXPECT_EQ(cuda.memory.peak_reserved, dry.memory.peak_reserved) << name;
+    EXPECT_GT(cuda.metrics.at("profile_ms.all_gather"), 0) << name;
+    EXPECT_GT(cuda.metrics.at("profile_ms.reduce_scatter"), 0) << name;
+    EXPECT_GE(cuda.metrics.at("nccl_external_bytes"), 0) << name;
+    if (scale == Scale::small) {
+      const RunRecord whole = run_train7b("bf16-mixed", DeviceKind::cuda, scale, {}, false);
+      EXPECT_EQ(cuda.metrics.at("first_loss"), whole.metrics.at("first_loss"));
+      EXPECT_NEAR(cuda.metrics.at("last_loss"), whole.metrics.at("last_loss"), 1e-3 * whole.metrics.at("last_loss"));
+    }
   }
 }
 
