@@ -26,13 +26,20 @@ NcclRanks::NcclRanks(RunContext& context, int ranks) {
   }
   const std::string id = model::nccl_unique_id();
   group_ = std::make_unique<model::NcclGroup>(context.device(), id, 0, ranks);
-  for (int r = 1; r < ranks; ++r) others_.push_back(context.launch_rank(r, id));
-  records_.resize(others_.size());
-  if (!others_.empty()) watchdog_ = std::thread([this] { watch(); });
-  group_->wait_joined();
+  try {
+    for (int r = 1; r < ranks; ++r) others_.push_back(context.launch_rank(r, id));
+    records_.resize(others_.size());
+    if (!others_.empty()) watchdog_ = std::thread([this] { watch(); });
+    group_->wait_joined();
+  } catch (...) {
+    end();  // no destructor runs for a constructor that throws
+    throw;
+  }
 }
 
-NcclRanks::~NcclRanks() {
+NcclRanks::~NcclRanks() { end(); }
+
+void NcclRanks::end() {
   stop_ = true;
   if (watchdog_.joinable()) watchdog_.join();
   others_.clear();  // kills those still running

@@ -33,6 +33,7 @@ class NcclRanks {
 
  private:
   void watch();  // the watchdog's loop (rank 0)
+  void end();    // stops the watch, kills the ranks still running, aborts an open communicator
   // The record of rank other + 1, waiting for its process (the watchdog, then finish() after the
   // watchdog stopped: never both at once).
   const RunRecord& record_of(std::size_t other);

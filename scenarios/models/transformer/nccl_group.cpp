@@ -35,6 +35,7 @@ struct NcclApi {
   decltype(&ncclReduce) reduce = nullptr;
   decltype(&ncclAllReduce) all_reduce = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
+  decltype(&ncclGetLastError) last_error = nullptr;
   std::string error;  // why it could not be loaded; empty when every call was found
 };
 
@@ -63,7 +64,8 @@ NcclApi load_nccl() {
                      look_up(library, "ncclGroupEnd", api.group_end) &&
                      look_up(library, "ncclBroadcast", api.broadcast) && look_up(library, "ncclReduce", api.reduce) &&
                      look_up(library, "ncclAllReduce", api.all_reduce) &&
-                     look_up(library, "ncclGetErrorString", api.error_string);
+                     look_up(library, "ncclGetErrorString", api.error_string) &&
+                     look_up(library, "ncclGetLastError", api.last_error);
   if (!found) api.error = path + " lacks a call oomlab needs (NCCL 2.14 or newer has them)";
   return api;
 }
@@ -79,10 +81,13 @@ const NcclApi& usable_nccl() {
   return api;
 }
 
+// NCCL's code and its last message ("Duplicate GPU detected : rank 1 and rank 0 both on ...").
 void check(ncclResult_t result, const char* call) {
-  if (result != ncclSuccess) {
-    throw std::runtime_error(std::string("NCCL ") + call + ": " + nccl().error_string(result));
-  }
+  if (result == ncclSuccess) return;
+  std::string message = std::string("NCCL ") + call + ": " + nccl().error_string(result);
+  const char* detail = nccl().last_error(nullptr);
+  if (detail && *detail) message += std::string(": ") + detail;
+  throw std::runtime_error(message);
 }
 
 ncclDataType_t nccl_type(DType dtype) {
@@ -140,6 +145,9 @@ NcclGroup::NcclGroup(Device& device, const std::string& unique_id, int rank, int
     id.internal[i] = static_cast<char>(std::stoi(unique_id.substr(2 * i, 2), nullptr, 16));
   }
   ::setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast off (DEVICE.md)
+  // Every connection made while joining (unless the user says otherwise): NCCL's memory is then
+  // all there when measured, and a card too full for it fails here, not in the middle of a step.
+  ::setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   external_before_ = device.source().external_bytes();
   // Non-blocking: a rank that never joins (it failed to start) must not hang this one; the
   // calls return at once and wait_ready polls, which abort() ends.
@@ -185,7 +193,11 @@ void NcclGroup::wait_ready(const char* what) {
   }
 }
 
-void NcclGroup::wait_joined() { wait_ready("ncclCommInitRankConfig"); }
+void NcclGroup::wait_joined() {
+  wait_ready("ncclCommInitRankConfig");
+  const std::size_t now = device_.source().external_bytes();
+  external_joined_ = now > external_before_ ? now - external_before_ : 0;
+}
 
 template <class Call>
 void NcclGroup::enqueue(const char* what, Call call) {
@@ -237,11 +249,6 @@ void NcclGroup::all_reduce_sum(Tensor& t) {
   });
 }
 
-std::size_t NcclGroup::external_bytes() const {
-  const std::size_t now = device_.source().external_bytes();
-  return now > external_before_ ? now - external_before_ : 0;
-}
-
 #else  // built without NCCL's header
 
 std::string nccl_unavailable_reason() {
@@ -260,7 +267,6 @@ void NcclGroup::wait_joined() {}
 void NcclGroup::all_gather_rows(Tensor&, const Tensor&) {}
 void NcclGroup::reduce_mean_rows(Tensor&, const Tensor&) {}
 void NcclGroup::all_reduce_sum(Tensor&) {}
-std::size_t NcclGroup::external_bytes() const { return 0; }
 void NcclGroup::abort(const std::string&) {}
 void NcclGroup::close() {}
 

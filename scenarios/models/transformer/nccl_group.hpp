@@ -45,9 +45,10 @@ class NcclGroup {
   void reduce_mean_rows(Tensor& into, const Tensor& full);
   // t = the sum over ranks of their t, in place.
   void all_reduce_sum(Tensor& t);
-  // Device memory NCCL took outside oomlab's allocator since this rank joined (the `external`
-  // bytes of the device beyond those before it): its channels, buffers and kernels' state.
-  std::size_t external_bytes() const;
+  // Device memory NCCL took outside oomlab's allocator while this rank joined (the device's
+  // `external` bytes after wait_joined less those before the constructor): its channels, buffers
+  // and kernels' state. Measured then, not later, when cuBLAS and lazily loaded kernels add theirs.
+  std::size_t external_bytes() const { return external_joined_; }
 
   // Ends the communicator's work at once (its kernels waiting for a rank that is gone return);
   // every later call throws std::runtime_error(`why`).
@@ -62,7 +63,7 @@ class NcclGroup {
 
   Device& device_;
   int rank_, ranks_;
-  std::size_t external_before_ = 0;
+  std::size_t external_before_ = 0, external_joined_ = 0;
   mutable std::mutex mutex_;
   void* comm_ = nullptr;  // ncclComm_t; nullptr after abort() or close()
   std::string aborted_;   // why, once aborted

@@ -4,10 +4,11 @@
 // before its backward) its pieces are all-gathered; its gradients are reduce-scattered into the
 // shard's gradient (averaged over the ranks: each rank's loss is the mean over its own batch).
 //
-// The ranks of one process (communicator.hpp): on dry the collectives move nothing (each rank's
-// memory is its own allocator's); on host they copy and sum through host memory, the sum in f32
-// in rank order; on cuda one rank only (a world of one: a copy and an add), more ranks need one
-// process per GPU with NCCL, not built yet.
+// Where the ranks meet: on dry and host, the ranks of one process (communicator.hpp); dry moves
+// nothing (each rank's memory is its own allocator's), host copies and sums through host memory
+// (the sum in f32 in rank order). On cuda, one process per GPU through NCCL (nccl_group.hpp). On
+// every backend the reduce-scatter delivers into a buffer of the shard's size that is then added,
+// as NCCL needs, so dry predicts the GPU's peak.
 #pragma once
 #include <cstdint>
 

@@ -3,9 +3,13 @@
 // allocator peaks equal dry's to the byte, and every one of them trains (a finite loss).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "harness/runner/knobs.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/testing/require_gpu.hpp"
 #include "harness/testing/run_scenario.hpp"
@@ -48,7 +52,7 @@ RunRecord run_train7b(const std::string& variant, DeviceKind device, Scale scale
   request.variant = variant;
   request.device = device;
   request.scale = scale;
-  request.budget = scale == Scale::full ? "h200" : "";
+  request.budget = scale == Scale::full ? "h200" : "unlimited";  // small: the story's 140 MiB is for bf16-mixed's OOM
   request.set = std::move(set);
   request.progress = false;
   request.quiet = true;
@@ -82,6 +86,59 @@ TEST(Train7bGpu, ShardedOverOneGpuThroughNcclPeaksEqualDryAndTrainsAsBf16Mixed) 
       EXPECT_NEAR(cuda.metrics.at("last_loss"), whole.metrics.at("last_loss"), 1e-3 * whole.metrics.at("last_loss"));
     }
   }
+}
+
+// Ranks 1..N-1 are processes: rank 0 starts rank 1 through the runner, here on a GPU it cannot use
+// (`bad_gpu`: one that is not there, or this process's own, which NCCL refuses to share between
+// ranks). However rank 1 fails, before joining or while joining, the run ends at once and names
+// what went wrong; rank 1's process is gone with it.
+std::string sharded_run_with_rank1_on(const std::string& bad_gpu) {
+  const Scenario& scenario = *ScenarioRegistry::instance().find("train7b");
+  RunRequest request;
+  request.scenario = "train7b";
+  request.variant = "sharded";
+  request.device = DeviceKind::cuda;
+  request.scale = Scale::small;
+  request.budget = "unlimited";
+  request.set = {{"gpus", "2"}, {"batch", "2"}};
+  request.progress = false;
+  request.quiet = true;
+  memory::AllocatorConfig config;
+  scenario.configure("sharded", Scale::small, config);
+  Device device(DeviceKind::cuda, config);  // this process's CUDA is up: the variable below is rank 1's
+  RunContext context(device, Scale::small, 2,
+                     resolve_knobs("train7b", scenario.knobs(), scenario.variant_knobs("sharded", Scale::small),
+                                   request.set));
+  context.set_quiet(true);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = visible ? visible : "";
+  context.set_rank_launcher([&](int rank, const std::string& id) {
+    ::setenv("CUDA_VISIBLE_DEVICES", ("0," + bad_gpu).c_str(), 1);  // rank 1: the second listed
+    std::unique_ptr<RankProcess> process = launch_rank_process(request, rank, id);
+    if (visible) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+    else ::unsetenv("CUDA_VISIBLE_DEVICES");
+    return process;
+  });
+  try {
+    scenario.run("sharded", context);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Train7bGpu, AShardedRunEndsAtOnceNamingWhyWhenARankCannotRun) {
+  OOMLAB_REQUIRE_GPU();
+  if (!model::nccl_unavailable_reason().empty()) GTEST_SKIP() << model::nccl_unavailable_reason();
+  const auto start = std::chrono::steady_clock::now();
+  // No such GPU: rank 1 ends before it joins; rank 0's watch aborts the communicator it waits on.
+  const std::string missing = sharded_run_with_rank1_on("63");
+  EXPECT_NE(missing.find("rank 1 of 2 error"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("(the run stopped)"), std::string::npos) << missing;
+  // This GPU again: both ranks join and NCCL refuses two ranks on one GPU, in one line.
+  const std::string shared = sharded_run_with_rank1_on("0");
+  EXPECT_NE(shared.find("Duplicate GPU"), std::string::npos) << shared;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
 }
 
 }  // namespace
