@@ -303,13 +303,6 @@ if want sharded; then  # issue 22 on one GPU: train7b sharded as a world of one 
   step "gpus=2 with one GPU: one line, exit 2"
   "$oomlab" run train7b --variant sharded --device cuda >"$out/sharded/gpus2.log" 2>&1
   echo "exit $?" >>"$out/sharded/gpus2.log"; cat "$out/sharded/gpus2.log"
-  # The process path with one GPU listed twice: rank 1 starts in its own process; whatever NCCL
-  # says to two ranks on one GPU, the run must end (no hang) with rank 1's outcome named.
-  step "gpus=2 on CUDA_VISIBLE_DEVICES=0,0: rank 1 as a process"
-  CUDA_VISIBLE_DEVICES=0,0 timeout 180 "$oomlab" run train7b --variant sharded --set gpus=2,batch=2 --device cuda \
-    --scale small --budget unlimited --out "$out/sharded/train7b.sharded.gpus2-one-gpu.cuda-small.json" \
-    >"$out/sharded/gpus2-one-gpu.log" 2>&1
-  echo "exit $?" >>"$out/sharded/gpus2-one-gpu.log"; tail -n 4 "$out/sharded/gpus2-one-gpu.log"
 fi
 
 if want weights; then  # weights7b on the full 7B checkpoints: generated once, then warm and cold

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -139,6 +140,7 @@ TEST(Train7bGpu, AShardedRunEndsAtOnceNamingWhyWhenARankCannotRun) {
   const std::string shared = sharded_run_with_rank1_on("0");
   EXPECT_NE(shared.find("Duplicate GPU"), std::string::npos) << shared;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
+  std::printf("rank 1 on a missing GPU: %s\nrank 1 on rank 0's GPU: %s\n", missing.c_str(), shared.c_str());
 }
 
 }  // namespace
