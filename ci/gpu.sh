@@ -6,7 +6,8 @@
 #   usage: ci/gpu.sh OUTDIR [stage ...]
 #   stages: build test sanitize bench suite full sharded weights (default: the first five)
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
-#   sharded: train7b sharded over this one GPU through NCCL (issue 22): its GPU test and full runs
+#   sharded: train7b sharded through NCCL (issue 22): its GPU tests and full-scale runs, gpus=1 and,
+#            on a machine with two GPUs, gpus=2 on the story's h100-80g budget (results/h200x2/)
 #   weights: weights7b on the real 7B checkpoints (generates 27 + 13.5 GB on first use), warm and
 #            cold page cache, and load_bench (the bf16 load per pinned-ring shape)
 #   OOMLAB_GPU_BUILD=DIR uses the programs of a build made elsewhere (no build stage).
@@ -300,9 +301,21 @@ if want sharded; then  # issue 22 on one GPU: train7b sharded as a world of one 
       >>"$out/sharded/run.log" 2>&1 || fail "sharded gpus=1 on $device"
     tail -n 1 "$out/sharded/run.log"
   done
-  step "gpus=2 with one GPU: one line, exit 2"
-  "$oomlab" run train7b --variant sharded --device cuda >"$out/sharded/gpus2.log" 2>&1
-  echo "exit $?" >>"$out/sharded/gpus2.log"; cat "$out/sharded/gpus2.log"
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if ((gpus >= 2)); then  # the story at full scale, one process per GPU (results/h200x2/)
+    for device in cuda dry; do
+      step "oomlab run train7b --variant sharded --set gpus=2,batch=2 --device $device --scale full"
+      NCCL_DEBUG=${NCCL_DEBUG:-WARN} timeout 400 "$oomlab" run train7b --variant sharded --set gpus=2,batch=2 \
+        --device "$device" --scale full --budget h100-80g $([[ $device == cuda ]] && echo --profile) \
+        --out "$out/sharded/train7b.sharded.gpus2.$device-full.json" >>"$out/sharded/run.log" 2>&1 ||
+        fail "sharded gpus=2 on $device"
+      tail -n 1 "$out/sharded/run.log"
+    done
+  else
+    step "gpus=2 with one GPU: one line, exit 2"
+    "$oomlab" run train7b --variant sharded --device cuda >"$out/sharded/gpus2.log" 2>&1
+    echo "exit $?" >>"$out/sharded/gpus2.log"; cat "$out/sharded/gpus2.log"
+  fi
 fi
 
 if want weights; then  # weights7b on the full 7B checkpoints: generated once, then warm and cold

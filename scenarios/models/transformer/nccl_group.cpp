@@ -34,6 +34,8 @@ struct NcclApi {
   decltype(&ncclBroadcast) broadcast = nullptr;
   decltype(&ncclReduce) reduce = nullptr;
   decltype(&ncclAllReduce) all_reduce = nullptr;
+  decltype(&ncclAllGather) all_gather = nullptr;
+  decltype(&ncclReduceScatter) reduce_scatter = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
   decltype(&ncclGetLastError) last_error = nullptr;
   std::string error;  // why it could not be loaded; empty when every call was found
@@ -64,6 +66,8 @@ NcclApi load_nccl() {
                      look_up(library, "ncclGroupEnd", api.group_end) &&
                      look_up(library, "ncclBroadcast", api.broadcast) && look_up(library, "ncclReduce", api.reduce) &&
                      look_up(library, "ncclAllReduce", api.all_reduce) &&
+                     look_up(library, "ncclAllGather", api.all_gather) &&
+                     look_up(library, "ncclReduceScatter", api.reduce_scatter) &&
                      look_up(library, "ncclGetErrorString", api.error_string) &&
                      look_up(library, "ncclGetLastError", api.last_error);
   if (!found) api.error = path + " lacks a call oomlab needs (NCCL 2.14 or newer has them)";
@@ -211,9 +215,15 @@ void NcclGroup::enqueue(const char* what, Call call) {
   wait_ready(what);
 }
 
+bool NcclGroup::even(const Tensor& full) const { return full.dim(0) % ranks_ == 0; }
+
 void NcclGroup::all_gather_rows(Tensor& full, const Tensor& shard) {
   enqueue("all-gather", [&](ncclComm_t comm) {
     const NcclApi& api = nccl();
+    if (even(full)) {
+      return api.all_gather(shard.data(), full.data(), static_cast<std::size_t>(shard.numel()),
+                            nccl_type(full.dtype()), comm, stream_of(device_));
+    }
     ncclResult_t result = api.group_start();
     for_each_rank_rows(full, ranks_, [&](int r, std::size_t offset, std::size_t count) {
       const void* send = r == rank_ ? shard.data() : bytes_of(full) + offset;  // read on the root only
@@ -230,6 +240,10 @@ void NcclGroup::all_gather_rows(Tensor& full, const Tensor& shard) {
 void NcclGroup::reduce_mean_rows(Tensor& into, const Tensor& full) {
   enqueue("reduce-scatter", [&](ncclComm_t comm) {
     const NcclApi& api = nccl();
+    if (even(full)) {
+      return api.reduce_scatter(full.data(), into.data(), static_cast<std::size_t>(into.numel()),
+                                nccl_type(full.dtype()), ncclAvg, comm, stream_of(device_));
+    }
     ncclResult_t result = api.group_start();
     for_each_rank_rows(full, ranks_, [&](int r, std::size_t offset, std::size_t count) {
       if (result == ncclSuccess) {  // the receive buffer is written on the root only

@@ -1,8 +1,8 @@
 // A sharded run's collectives on GPUs through NCCL (issue 22): this process's rank of a
 // communicator, one GPU per process, the tensors' own memory (oomlab's allocator) as NCCL's send
-// and receive buffers. Shards may be uneven (the last rank takes the remaining rows), so the
-// all-gather is one broadcast per rank and the reduce-scatter one reduce (average) per rank, each
-// set in one NCCL group: the same traffic as ncclAllGather / ncclReduceScatter.
+// and receive buffers. Even shards (rows a multiple of the ranks: every 7B piece on 2, 4 or 8
+// GPUs) take ncclAllGather and ncclReduceScatter (average); uneven ones (the last rank holds
+// fewer rows) one broadcast or average-reduce per rank, grouped: the same bytes moved.
 //
 // NCCL is loaded when a run first needs it (dlopen of libnccl.so.2, or OOMLAB_NCCL_LIBRARY), not
 // linked: the library is over 200 MB, and the one binary runs where it is missing, saying so in
@@ -60,6 +60,7 @@ class NcclGroup {
   template <class Call>
   void enqueue(const char* what, Call call);  // call(comm) under the lock, then waits for NCCL
   void wait_ready(const char* what);
+  bool even(const Tensor& full) const;  // every rank holds as many of full's rows
 
   Device& device_;
   int rank_, ranks_;

@@ -89,6 +89,31 @@ TEST(Train7bGpu, ShardedOverOneGpuThroughNcclPeaksEqualDryAndTrainsAsBf16Mixed) 
   }
 }
 
+// Two GPUs, each rank a process on its own (needs a machine with two; skipped here otherwise):
+// rank 0's and the last rank's peaks equal dry's, and the two ranks on the whole batch train as one
+// GPU does on it (each rank's loss is over its half; the run's is their mean).
+TEST(Train7bGpu, TwoRanksOnTwoGpusPeakAsDryAndTrainAsOneGpuOnTheBatch) {
+  OOMLAB_REQUIRE_GPU();
+  if (!model::nccl_unavailable_reason().empty()) GTEST_SKIP() << model::nccl_unavailable_reason();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
+  const KnobSettings two_gpus{{"gpus", "2"}, {"batch", "2"}};
+  const RunRecord cuda = run_train7b("sharded", DeviceKind::cuda, Scale::small, two_gpus, true);
+  const RunRecord dry = run_train7b("sharded", DeviceKind::dry, Scale::small, two_gpus, false);
+  const RunRecord one = run_train7b("sharded", DeviceKind::cuda, Scale::small, {{"gpus", "1"}, {"batch", "2"}}, false);
+  ASSERT_EQ(cuda.outcome.status, OutcomeStatus::ok) << cuda.outcome.message;
+  ASSERT_EQ(one.outcome.status, OutcomeStatus::ok) << one.outcome.message;
+  EXPECT_EQ(cuda.metrics.at("ranks"), 2);
+  EXPECT_EQ(cuda.memory.peak_allocated, dry.memory.peak_allocated);
+  EXPECT_EQ(cuda.memory.peak_reserved, dry.memory.peak_reserved);
+  EXPECT_EQ(cuda.metrics.at("last_rank_peak_allocated"), dry.metrics.at("last_rank_peak_allocated"));
+  EXPECT_GT(cuda.metrics.at("profile_ms.all_gather"), 0);
+  const double first = one.metrics.at("first_loss"), last = one.metrics.at("last_loss");
+  EXPECT_NEAR(cuda.metrics.at("first_loss"), first, 1e-4 * first);  // the same weights and batch
+  EXPECT_NEAR(cuda.metrics.at("last_loss"), last, 1e-2 * last);      // bf16 sums in another order
+  std::printf("two GPUs: first loss %.7f (one GPU %.7f), last %.7f (%.7f)\n", cuda.metrics.at("first_loss"), first,
+              cuda.metrics.at("last_loss"), last);
+}
+
 // Ranks 1..N-1 are processes: rank 0 starts rank 1 through the runner, here on a GPU it cannot use
 // (`bad_gpu`: one that is not there, or this process's own, which NCCL refuses to share between
 // ranks). However rank 1 fails, before joining or while joining, the run ends at once and names
