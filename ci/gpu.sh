@@ -290,8 +290,8 @@ fi
 if want sharded; then  # issue 22 on one GPU: train7b sharded as a world of one through NCCL
   mkdir -p "$out/sharded"
   oomlab=$build/harness/cli/oomlab
-  step "train7b_gpu_test *Sharded*: gpus=1 through NCCL, peaks equal dry's, trains as bf16-mixed"
-  (cd "$build/scenarios/train7b/tests" && timeout 400 ./train7b_gpu_test --gtest_filter='*Sharded*') \
+  step "train7b_gpu_test: sharded through NCCL (gpus=1; gpus=2 where two GPUs are)"
+  (cd "$build/scenarios/train7b/tests" && timeout 400 ./train7b_gpu_test --gtest_filter='*Sharded*:*TwoRanks*') \
     >"$out/sharded/gpu_test.log" 2>&1 || fail "sharded gpu test"
   grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/sharded/gpu_test.log"
   for device in cuda dry; do
