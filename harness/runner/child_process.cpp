@@ -110,8 +110,8 @@ std::vector<std::string> child_arguments(const RunRequest& request, const std::s
           "--progress", request.progress ? "1" : "0",
           "--profile", request.profile ? "1" : "0",
           "--quiet", request.quiet ? "1" : "0",
-          "--shard-rank", std::to_string(request.shard_rank),
-          "--shard-id", request.shard_nccl_id,
+          "--shard-rank", std::to_string(request.shard.rank),
+          "--shard-id", request.shard.nccl_id,
           "--record-out", record_path};
 }
 
@@ -210,8 +210,7 @@ RunRecord run_variant_in_child(const RunRequest& request, const std::string& exe
 
 std::unique_ptr<RankProcess> launch_rank_process(const RunRequest& request, int rank, const std::string& nccl_id) {
   RunRequest mine = request;
-  mine.shard_rank = rank;
-  mine.shard_nccl_id = nccl_id;
+  mine.shard = {rank, nccl_id};
   mine.progress = false;
   mine.trace_path.clear();
   mine.oom_dump_path.clear();
@@ -264,9 +263,9 @@ int child_main(int argc, char** argv) {
       } else if (key == "--quiet") {
         request.quiet = value == "1";
       } else if (key == "--shard-rank") {
-        request.shard_rank = std::stoi(value);
+        request.shard.rank = std::stoi(value);
       } else if (key == "--shard-id") {
-        request.shard_nccl_id = value;
+        request.shard.nccl_id = value;
       } else if (key == "--record-out") {
         record_path = value;
       } else {

@@ -105,7 +105,7 @@ ResolvedRun resolve_run(const RunRequest& request) {
   }
   try {
     // A rank > 0 sees one GPU (its own); rank 0 checked the run for all of them.
-    if (request.shard_nccl_id.empty()) {
+    if (request.shard.nccl_id.empty()) {
       scenario.check_device(resolved.variant.name, request.scale, request.device, resolved.knobs);
     }
   } catch (const NotOnThisDevice& e) {
@@ -263,8 +263,8 @@ RunRecord run_variant_in_process(const RunRequest& request) {
                           resolved.budget.context_bytes + resolved.config.simulated_external);
     RunContext context(device, request.scale, resolved.steps, resolved.knobs);
     context.set_quiet(request.quiet);
-    context.set_shard_role({request.shard_rank, request.shard_nccl_id});
-    if (request.device == DeviceKind::cuda && request.shard_nccl_id.empty()) {
+    context.set_shard_role(request.shard);
+    if (request.device == DeviceKind::cuda && request.shard.nccl_id.empty()) {
       context.set_rank_launcher(
           [&request](int rank, const std::string& nccl_id) { return launch_rank_process(request, rank, nccl_id); });
     }
@@ -280,7 +280,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     std::optional<Need> need;
     if (planned_uncapped) {
       need = Need{record.memory.peak_allocated, record.memory.peak_reserved};
-    } else if (request.plan_need && request.shard_nccl_id.empty()) {
+    } else if (request.plan_need && request.shard.nccl_id.empty()) {
       need = plan_need(resolved, request);
     }
     if (need) {

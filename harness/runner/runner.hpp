@@ -36,8 +36,7 @@ struct RunRequest {
   bool quiet = false;      // no notes from the scenario (a search's many probes)
   // A rank > 0 of a sharded run on GPUs, started by rank 0 (launch_rank_process): its rank and the
   // NCCL communicator it joins. Its device checks are rank 0's, and it plans no need of its own.
-  int shard_rank = 0;
-  std::string shard_nccl_id;
+  ShardRole shard;
 };
 
 // A request with everything looked up and parsed. Allocator settings are layered: the variant's

@@ -10,6 +10,7 @@
 #include "harness/memory/oom_error.hpp"
 #include "harness/memory/trace.hpp"
 #include "harness/runner/run_context.hpp"
+#include "harness/runner/runner.hpp"
 #include "harness/runner/scenario.hpp"
 
 namespace oomlab::testing {
@@ -45,6 +46,23 @@ inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std:
   outcome.events.assign(events.begin(), events.end());
   outcome.stats = device.allocator().stats();
   return outcome;
+}
+
+// A request for run_variant_in_process in a test: quiet (no progress line, no notes) and without
+// the planned need (a second run on dry).
+inline RunRequest quiet_request(const std::string& scenario_name, const std::string& variant, DeviceKind kind,
+                                Scale scale, const std::string& budget = "", KnobSettings set = {}) {
+  RunRequest request;
+  request.scenario = scenario_name;
+  request.variant = variant;
+  request.device = kind;
+  request.scale = scale;
+  request.budget = budget;
+  request.set = std::move(set);
+  request.progress = false;
+  request.quiet = true;
+  request.plan_need = false;
+  return request;
 }
 
 }  // namespace oomlab::testing

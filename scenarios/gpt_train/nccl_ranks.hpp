@@ -7,6 +7,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,7 +41,7 @@ class NcclRanks {
 
   std::unique_ptr<model::NcclGroup> group_;
   std::vector<std::unique_ptr<RankProcess>> others_;  // rank 0: ranks 1..N-1
-  std::vector<std::unique_ptr<RunRecord>> records_;   // theirs, once they ended
+  std::vector<std::optional<RunRecord>> records_;     // theirs, once they ended
   std::atomic<bool> stop_{false};
   std::thread watchdog_;
 };

@@ -205,8 +205,7 @@ void NcclGroup::wait_joined() {
 
 template <class Call>
 void NcclGroup::enqueue(const char* what, Call call) {
-  wait_ready(what);
-  {
+  {  // the communicator is ready: wait_joined, then every call's own wait below
     std::lock_guard<std::mutex> lock(mutex_);
     if (!comm_) throw std::runtime_error(aborted_);
     const ncclResult_t result = call(as_comm(comm_));

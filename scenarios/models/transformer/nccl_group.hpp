@@ -58,7 +58,7 @@ class NcclGroup {
 
  private:
   template <class Call>
-  void enqueue(const char* what, Call call);  // call(comm) under the lock, then waits for NCCL
+  void enqueue(const char* what, Call call);  // call(comm) under the lock, then waits for NCCL to take it
   void wait_ready(const char* what);
   bool even(const Tensor& full) const;  // every rank holds as many of full's rows
 

@@ -48,16 +48,9 @@ TEST(Train7bGpu, FullScalePeaksEqualDryToTheByte) {
 }
 
 RunRecord run_train7b(const std::string& variant, DeviceKind device, Scale scale, KnobSettings set, bool profile) {
-  RunRequest request;
-  request.scenario = "train7b";
-  request.variant = variant;
-  request.device = device;
-  request.scale = scale;
-  request.budget = scale == Scale::full ? "h200" : "unlimited";  // small: the story's 140 MiB is for bf16-mixed's OOM
-  request.set = std::move(set);
-  request.progress = false;
-  request.quiet = true;
-  request.plan_need = false;
+  // small: unlimited, the story's 140 MiB is for bf16-mixed's OOM
+  RunRequest request = testing::quiet_request("train7b", variant, device, scale,
+                                              scale == Scale::full ? "h200" : "unlimited", std::move(set));
   request.profile = profile;
   return run_variant_in_process(request);
 }
@@ -120,15 +113,8 @@ TEST(Train7bGpu, TwoRanksOnTwoGpusPeakAsDryAndTrainAsOneGpuOnTheBatch) {
 // what went wrong; rank 1's process is gone with it.
 std::string sharded_run_with_rank1_on(const std::string& bad_gpu) {
   const Scenario& scenario = *ScenarioRegistry::instance().find("train7b");
-  RunRequest request;
-  request.scenario = "train7b";
-  request.variant = "sharded";
-  request.device = DeviceKind::cuda;
-  request.scale = Scale::small;
-  request.budget = "unlimited";
-  request.set = {{"gpus", "2"}, {"batch", "2"}};
-  request.progress = false;
-  request.quiet = true;
+  const RunRequest request = testing::quiet_request("train7b", "sharded", DeviceKind::cuda, Scale::small,
+                                                    "unlimited", {{"gpus", "2"}, {"batch", "2"}});
   memory::AllocatorConfig config;
   scenario.configure("sharded", Scale::small, config);
   Device device(DeviceKind::cuda, config);  // this process's CUDA is up: the variable below is rank 1's

@@ -19,17 +19,8 @@ namespace {
 
 RunRecord run_train7b(const std::string& variant, DeviceKind device, Scale scale, const std::string& budget,
                       KnobSettings set = {}, int steps = 0) {
-  RunRequest request;
-  request.scenario = "train7b";
-  request.variant = variant;
-  request.device = device;
-  request.scale = scale;
-  request.budget = budget;
-  request.set = std::move(set);
+  RunRequest request = testing::quiet_request("train7b", variant, device, scale, budget, std::move(set));
   request.steps = steps;
-  request.progress = false;
-  request.quiet = true;
-  request.plan_need = false;
   return run_variant_in_process(request);
 }
 
