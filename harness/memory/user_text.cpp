@@ -28,6 +28,13 @@ std::string quote_user_text(std::string_view text, std::size_t max_chars) {
   return "'" + inside + "...' (" + std::to_string(text.size()) + " chars)";
 }
 
+std::string printable_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) out += escaped(c);
+  return out;
+}
+
 std::string_view trim_blanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);

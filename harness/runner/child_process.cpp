@@ -1,7 +1,6 @@
 // One variant per child process: the parent re-executes its own binary with the hidden
 // `__child` subcommand and reads the record the child writes, so a crash, an abort or a hard
 // OOM in one variant is an outcome and the other variants still run.
-#include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -20,80 +19,13 @@
 #include "harness/process/process.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
+#include "harness/runner/temp_directory.hpp"
 
 namespace oomlab {
 
 namespace {
 
-std::string temp_root() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp && *tmp ? tmp : "/tmp";
-}
-
 constexpr const char* kTempPrefix = "oomlab-child-";
-
-// Unlinks the entries of the folder `path` (never following a link) and removes it. The folders
-// it is used on hold plain files only; anything it cannot remove stays.
-void remove_flat_directory(const std::string& path) {
-  if (DIR* dir = ::opendir(path.c_str())) {
-    while (const dirent* entry = ::readdir(dir)) {
-      if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0) {
-        ::unlinkat(::dirfd(dir), entry->d_name, 0);
-      }
-    }
-    ::closedir(dir);
-  }
-  ::rmdir(path.c_str());
-}
-
-// Removes the folders of earlier oomlab processes that were killed before they could (kill -9):
-// "oomlab-child-<pid>-XXXXXX" whose pid is gone and that belong to this user. Only the plain
-// files inside are unlinked (never followed), then the folder; anything else is left alone.
-void remove_stale_temp_directories(const std::string& root) {
-  DIR* dir = ::opendir(root.c_str());
-  if (!dir) return;
-  while (const dirent* entry = ::readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name.rfind(kTempPrefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + std::strlen(kTempPrefix), &end, 10);
-    if (pid <= 0 || *end != '-' || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    const std::string path = root + "/" + name;
-    struct stat info {};
-    if (::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) continue;
-    remove_flat_directory(path);
-  }
-  ::closedir(dir);
-}
-
-// A private directory for the child's record, removed with everything in it when done (also
-// when an interrupt unwinds through it). Named after this process, so a later run can remove it
-// when this process was killed too hard to clean up.
-class TempDirectory {
- public:
-  TempDirectory() {
-    const std::string root = temp_root();
-    remove_stale_temp_directories(root);
-    std::string pattern = root + "/" + kTempPrefix + std::to_string(::getpid()) + "-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (!::mkdtemp(buffer.data())) {
-      throw std::runtime_error("cannot create a temp directory " + pattern + ": " +
-                               std::strerror(errno));
-    }
-    path_ = buffer.data();
-  }
-  ~TempDirectory() {
-    // The record, and a temp file the child may have left when it was killed mid-write.
-    remove_flat_directory(path_);
-  }
-  TempDirectory(const TempDirectory&) = delete;
-  TempDirectory& operator=(const TempDirectory&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::vector<std::string> child_arguments(const RunRequest& request, const std::string& record_path) {
   return {kChildCommand,
@@ -126,7 +58,7 @@ struct ChildRun {
   std::string record_path() const { return directory.path() + "/record.json"; }
 
   const RunRequest request;
-  TempDirectory directory;
+  TempDirectory directory{kTempPrefix};
   process::Child child;
 };
 
