@@ -33,10 +33,30 @@ std::string hex_byte(std::uint8_t byte) {
 
 }  // namespace
 
+int pickle_protocol_of(const std::uint8_t* data, std::size_t size) {
+  const auto fail = [](const std::string& problem) -> int { throw PickleError(0, problem); };
+  if (size == 0) return fail("the file is empty, not a pickle");
+  if (data[0] != opcode::PROTO) {
+    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+      return fail("the file is gzip-compressed, not a pickle (gunzip it first)");
+    }
+    return fail("the file starts with " + hex_byte(data[0]) +
+                ", not PROTO (0x80): not a binary pickle of protocol 2 or newer "
+                "(torch.cuda.memory._dump_snapshot writes protocol 4 or 5)");
+  }
+  if (size < 2) return fail("the file ends after PROTO, before its protocol number (truncated)");
+  const int protocol = data[1];
+  if (protocol < kOldestProtocol || protocol > kNewestProtocol) {
+    return fail("pickle protocol " + std::to_string(protocol) + " is not read here (only 2 to 5; " +
+                "torch.cuda.memory._dump_snapshot writes 4 or 5)");
+  }
+  return protocol;
+}
+
 class PickleDecoder {
  public:
   PickleDecoder(const std::uint8_t* data, std::size_t size, const PickleLimits& limits)
-      : data_(data), size_(size), limits_(limits) {}
+      : data_(data), size_(size), limits_(limits), charged_(limits.bytes_already_used) {}
 
   PickleDocument run();
 
@@ -71,7 +91,11 @@ class PickleDecoder {
 
   // --- memory ---
   void charge(std::size_t bytes) {
-    if (bytes > limits_.max_decoded_bytes - charged_) {
+    if (charged_ > limits_.max_decoded_bytes || bytes > limits_.max_decoded_bytes - charged_) {
+      if (limits_.bytes_already_used > 0) {
+        fail("the file's bytes and its decoded data would take more than " +
+             format_size(limits_.max_decoded_bytes) + " (the reader's memory limit)");
+      }
       fail("the decoded data would take more than " + format_size(limits_.max_decoded_bytes) +
            " (the decoder's limit)");
     }
@@ -168,22 +192,8 @@ class PickleDecoder {
 };
 
 void PickleDecoder::read_protocol() {
-  if (size_ == 0) fail("the file is empty, not a pickle");
-  if (data_[0] != opcode::PROTO) {
-    if (size_ >= 2 && data_[0] == 0x1f && data_[1] == 0x8b) {
-      fail("the file is gzip-compressed, not a pickle (gunzip it first)");
-    }
-    fail("the file starts with " + hex_byte(data_[0]) +
-         ", not PROTO (0x80): not a binary pickle of protocol 2 or newer "
-         "(torch.cuda.memory._dump_snapshot writes protocol 4 or 5)");
-  }
-  pos_ = 1;
-  const int protocol = *take(1);
-  if (protocol < kOldestProtocol || protocol > kNewestProtocol) {
-    fail("pickle protocol " + std::to_string(protocol) + " is not read here (only 2 to 5; " +
-         "torch.cuda.memory._dump_snapshot writes 4 or 5)");
-  }
-  doc_.protocol_ = protocol;
+  doc_.protocol_ = pickle_protocol_of(data_, size_);
+  pos_ = 2;
 }
 
 // Two's complement, little-endian, n bytes (LONG1/LONG4, BININT*): Python ints are unbounded,

@@ -46,7 +46,14 @@ struct PickleLimits {
   std::size_t max_memo_entries = std::size_t{1} << 26;
   // Memory the decoded values may take (nodes, items, strings, memo, stack), approximately.
   std::size_t max_decoded_bytes = std::size_t{4} << 30;
+  // Bytes of that budget the caller already holds (the file's bytes, the gunzipped pickle), so
+  // reading a snapshot has one memory limit, not a cap per stage that add up.
+  std::size_t bytes_already_used = 0;
 };
+
+// The pickle protocol named by the first two bytes (PROTO and 2 to 5), checked before anything
+// else is read: throws PickleError at byte 0 for anything else (text protocols, gzip, zeros).
+int pickle_protocol_of(const std::uint8_t* data, std::size_t size);
 
 // Decodes one whole pickle: `size` bytes at `data`, ending with STOP and nothing after it.
 // Throws PickleError.

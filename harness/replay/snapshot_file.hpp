@@ -1,6 +1,10 @@
 // A snapshot file to a Snapshot: read (gunzipped when it is a .gz; committed fixtures may be),
 // decoded with the safe pickle subset, parsed. Every failure is one SnapshotError line that
 // starts with the file's name: "'run.pickle': byte 57: opcode REDUCE (0x52) calls ...".
+//
+// A hostile file costs little: its first bytes (gzip's magic, or PROTO and a protocol 2 to 5;
+// for a gzip, the first bytes it inflates to) are checked before the rest is read or inflated,
+// and the file's bytes, the gunzipped pickle and the decoded values share one memory limit.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,9 +16,10 @@
 namespace oomlab::replay {
 
 struct SnapshotReadLimits {
-  std::uint64_t max_file_bytes = std::uint64_t{4} << 30;    // as stored (maybe compressed)
-  std::uint64_t max_pickle_bytes = std::uint64_t{4} << 30;  // after gunzip
-  PickleLimits pickle;
+  // The one limit: the file's bytes + the pickle after gunzip + the decoded values (the
+  // decoder's max_decoded_bytes counts inside it). A 1M-entry snapshot takes a few hundred MB.
+  std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
+  PickleLimits pickle;  // its other limits (depth, strings, memo) apply as they are
 };
 
 // Whether this build can read gzip-compressed snapshots (it links zlib).

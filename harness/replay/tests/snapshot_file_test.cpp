@@ -36,11 +36,11 @@ TEST(SnapshotFile, AGzippedSnapshotReadsLikeThePlainOne) {
 TEST(SnapshotFile, GunzipStopsAtItsCap) {
   if (!snapshot_gzip_supported()) GTEST_SKIP() << "built without zlib";
   SnapshotReadLimits limits;
-  limits.max_pickle_bytes = 1_MiB;  // zeros_4MiB.gz: 4 KiB that inflate to 4 MiB
-  expect_one_line(load_error(fixture_path("zeros_4MiB.gz"), limits),
-                  "decompresses to more than 1.00MiB (the reader's limit)");
-  // Under the default cap it inflates, and the zeros are no pickle.
-  expect_one_line(load_error(fixture_path("zeros_4MiB.gz")), "byte 0: the file starts with 0x00");
+  limits.max_memory_bytes = 2_KiB;  // the gzip's 1292 bytes and less than its 4074 inflated
+  expect_one_line(load_error(fixture_path("training_protocol4.pickle.gz"), limits),
+                  "(the reader's memory limit)");
+  // zeros_4MiB.gz (4 KiB that inflate to 4 MiB) stops at its first bytes, which are no pickle.
+  expect_one_line(load_error(fixture_path("zeros_4MiB.gz")), "gunzipped, byte 0: the file starts with 0x00");
 }
 
 TEST(SnapshotFile, ATruncatedGzipIsNamed) {
@@ -64,9 +64,9 @@ TEST(SnapshotFile, ErrorsStartWithTheFileName) {
                   "cannot be opened: No such file");
   expect_one_line(load_error(OOMLAB_REPLAY_FIXTURES), "is not a regular file");
   SnapshotReadLimits small;
-  small.max_file_bytes = 100;
+  small.max_memory_bytes = 100;
   expect_one_line(load_error(fixture_path("training_protocol4.pickle"), small),
-                  "more than the reader's limit of 100B");
+                  "more than the reader's memory limit of 100B");
 }
 
 TEST(SnapshotFile, SnapshotErrorsAreNamedToo) {
