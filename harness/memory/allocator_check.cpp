@@ -102,6 +102,10 @@ std::string CachingAllocator::Impl::check_totals(const Tally& tally) const {
   if (tally.free_blocks != small_pool.blocks.size() + large_pool.blocks.size()) {
     return "a pool holds blocks no segment has";
   }
+  for (const BlockPool* pool : {&small_pool, &large_pool}) {
+    const std::string disagreement = pool->blocks.first_disagreement();
+    if (!disagreement.empty()) return disagreement;
+  }
   if (tally.unmapped_blocks != small_pool.unmapped.size() + large_pool.unmapped.size()) {
     return "an unmapped set holds blocks no segment has";
   }
@@ -124,6 +128,20 @@ std::string CachingAllocator::Impl::check_totals(const Tally& tally) const {
       !detail::fits_under(tally.reserved, config.simulated_external, config.budget + overshoot)) {
     return "reserved + simulated external exceeds the budget";
   }
+  return "";
+}
+
+std::string detail::FreeBlocks::first_disagreement() const {
+  std::multiset<std::size_t> sizes;
+  std::size_t releasable = 0;
+  for (Block* b : blocks_) {
+    sizes.insert(b->size);
+    const bool can_release = b->segment->expandable || !b->is_split();
+    if (can_release != (releasable_.count(b) == 1)) return "a pool's releasable set disagrees with its blocks";
+    releasable += can_release ? 1 : 0;
+  }
+  if (sizes != sizes_) return "a pool's free sizes disagree with its blocks";
+  if (releasable != releasable_.size()) return "a pool's releasable set holds blocks it does not";
   return "";
 }
 

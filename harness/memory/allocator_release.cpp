@@ -52,10 +52,12 @@ void CachingAllocator::Impl::release_block(Block* block) {
 
 // release_blocks: every whole cached segment, in the pool's order (stream, size, position);
 // then every whole free granule of the expandable ranges, and the ranges left empty.
+// Only the releasable blocks are walked (the pool keeps them, in its order): a replay calls
+// empty_cache() at every phase boundary with 100k split blocks cached.
 void CachingAllocator::Impl::release_blocks(BlockPool& pool) {
+  const std::vector<Block*> candidates(pool.blocks.releasable().begin(), pool.blocks.releasable().end());
   std::vector<Block*> to_unmap;
-  for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
-    Block* block = *it++;
+  for (Block* block : candidates) {
     if (block->segment->expandable) {
       to_unmap.push_back(block);  // unmapping changes the pool: after the walk
     } else if (!block->is_split()) {

@@ -74,12 +74,9 @@ void CachingAllocator::Impl::remove_reserved(std::size_t bytes) {
   stats.reserved.decrease(static_cast<std::int64_t>(bytes));
 }
 
+// Kept by the pools as blocks come and go: stats() after every new segment stays O(1).
 std::size_t CachingAllocator::Impl::largest_free_block() const {
-  std::size_t largest = 0;
-  for (const BlockPool* pool : {&small_pool, &large_pool}) {
-    for (const Block* b : pool->blocks) largest = std::max(largest, b->size);  // ordered by stream first
-  }
-  return largest;
+  return std::max(small_pool.blocks.largest(), large_pool.blocks.largest());
 }
 
 bool CachingAllocator::Impl::within_budget(std::size_t extra) const {

@@ -89,9 +89,60 @@ struct AddressLess {
   }
 };
 
+// A pool's free, mapped blocks in best-fit order, plus what statistics and releases would
+// otherwise walk every free block for (a replay can hold 100k of them, and asks after every new
+// segment): their sizes, for the largest free block, and the blocks a release can return
+// (whole ordinary segments, expandable blocks), in the same order. Kept as blocks come and go.
+// A pooled block's key, split state and segment never change (they change out of the pool).
+class FreeBlocks {
+ public:
+  using Set = std::set<Block*, BlockLess>;
+  using iterator = Set::iterator;
+  using const_iterator = Set::const_iterator;
+
+  explicit FreeBlocks(bool ties_by_address)
+      : blocks_(BlockLess{ties_by_address}), releasable_(BlockLess{ties_by_address}) {}
+
+  void insert(Block* b) {
+    if (!blocks_.insert(b).second) return;
+    sizes_.insert(b->size);
+    if (b->segment->expandable || !b->is_split()) releasable_.insert(b);
+  }
+  iterator erase(iterator it) {
+    forget(*it);
+    return blocks_.erase(it);
+  }
+  std::size_t erase(Block* b) {
+    const auto it = blocks_.find(b);
+    if (it == blocks_.end()) return 0;
+    erase(it);
+    return 1;
+  }
+  iterator find(Block* b) const { return blocks_.find(b); }
+  iterator lower_bound(Block* key) const { return blocks_.lower_bound(key); }
+  iterator begin() const { return blocks_.begin(); }
+  iterator end() const { return blocks_.end(); }
+  std::size_t size() const { return blocks_.size(); }
+  bool empty() const { return blocks_.empty(); }
+
+  std::size_t largest() const { return sizes_.empty() ? 0 : *sizes_.rbegin(); }
+  const Set& releasable() const { return releasable_; }
+  // "" when the sizes and the releasable set agree with the blocks (O(blocks): the self-check).
+  std::string first_disagreement() const;
+
+ private:
+  void forget(Block* b) {
+    sizes_.erase(sizes_.find(b->size));
+    releasable_.erase(b);
+  }
+  Set blocks_;
+  std::multiset<std::size_t> sizes_;
+  Set releasable_;
+};
+
 struct BlockPool {
-  explicit BlockPool(bool small, bool ties_by_address) : blocks(BlockLess{ties_by_address}), small(small) {}
-  std::set<Block*, BlockLess> blocks;     // free, mapped blocks
+  explicit BlockPool(bool small, bool ties_by_address) : blocks(ties_by_address), small(small) {}
+  FreeBlocks blocks;                      // free, mapped blocks
   std::set<Block*, AddressLess> unmapped; // expandable address space without pages
   bool small;
   std::int64_t free_block_searches = 0;   // get_free_blocks_call_count: the garbage collector's clock
