@@ -113,7 +113,8 @@ class NotingSource final : public memory::MemorySource {
 
 class TraceWriter {
  public:
-  explicit TraceWriter(std::size_t entries) : limit_(entries), allocator_(source_, config()) {}
+  TraceWriter(std::size_t entries, std::size_t live_blocks)
+      : limit_(entries), live_blocks_(live_blocks), allocator_(source_, config()) {}
 
   std::vector<std::uint8_t> write() {
     pickle_.begin_dict();
@@ -205,7 +206,19 @@ class TraceWriter {
     entry("free_completed", reinterpret_cast<std::uint64_t>(block), bytes, stack);
   }
 
+  // Long-lived blocks in pairs: a block, then a temporary freed at once whose place the pair's
+  // second block takes, 512 bytes smaller. The 512 bytes left between every two pairs stay
+  // free for good (no later request is that small): as many free blocks as live ones, half.
+  void allocate_long_lived() {
+    for (std::size_t i = 0; i + 1 < live_blocks_ && written_ + 64 < limit_; i += 2) {
+      alloc(192_KiB + (i % 7) * 512, 5);
+      free(alloc(64_KiB, 6));
+      alloc(64_KiB - 512, 6);
+    }
+  }
+
   void run_program() {
+    allocate_long_lived();
     std::vector<void*> weights;
     for (int i = 0; i < 32; ++i) weights.push_back(alloc((3 + i % 5) * 1_MiB + 4096 * i, 0));
     std::uint64_t step = 0;
@@ -228,6 +241,7 @@ class TraceWriter {
   }
 
   std::size_t limit_;
+  std::size_t live_blocks_;
   std::size_t written_ = 0;
   PickleWriter pickle_;
   NotingSource source_;
@@ -237,6 +251,8 @@ class TraceWriter {
 
 }  // namespace
 
-std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries) { return TraceWriter(entries).write(); }
+std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries, std::size_t live_blocks) {
+  return TraceWriter(entries, live_blocks).write();
+}
 
 }  // namespace oomlab::replay::bench
