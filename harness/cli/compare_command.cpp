@@ -8,10 +8,12 @@
 #include <string>
 
 #include "harness/cli/commands.hpp"
+#include "harness/memory/user_text.hpp"
 #include "harness/report/comparison.hpp"
 #include "harness/report/comparison_print.hpp"
 #include "harness/report/input_error.hpp"
 #include "harness/report/result_set.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 
@@ -57,10 +59,11 @@ int compare_command(const CompareOptions& options) {
     const report::ResultSet b = report::load_result_set(options.b);
     comparison = report::compare_result_sets(a, b, compare);
   } catch (const report::InputError& e) {
-    throw UsageError(e.what());
+    throw UsageError(printable_text(e.what()));  // names and values from the files: one line
   }
   if (options.json) {
-    std::printf("%s\n", report::comparison_json(comparison).dump(2).c_str());
+    // json_text: a file name that is not UTF-8 becomes U+FFFD instead of an exception.
+    std::printf("%s\n", json_text(report::comparison_json(comparison), 2).c_str());
   } else {
     std::fputs(report::comparison_text(comparison, {options.all, colour_wanted()}).c_str(), stdout);
   }

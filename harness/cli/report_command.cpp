@@ -3,9 +3,16 @@
 // trace is the one written beside it (<record>.trace.json), else a dry re-run of the same
 // scenario, variant, scale, budget, knobs and allocator settings (the allocation sequence is the
 // same on every device), else its OOM dump (<record>.oom.json: the last events only).
+//
+// Records are input and oomlab may run as root: a re-run writes only inside a private folder
+// (TempDirectory), runs only settings a record of its scenario can honestly hold, and all
+// re-runs share one time budget (rerun_policy.hpp); chart names are made safe (file_stem.hpp).
+// -o names the page, a regular file or a new one: the charts go in a folder beside it, which a
+// device such as /dev/null has not, so anything else is refused.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -13,11 +20,14 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/memory/user_text.hpp"
 #include "harness/report/input_error.hpp"
 #include "harness/report/markdown_report.hpp"
+#include "harness/report/rerun_policy.hpp"
 #include "harness/report/result_set.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
+#include "harness/runner/temp_directory.hpp"
 
 namespace oomlab::cli {
 
@@ -27,6 +37,8 @@ namespace fs = std::filesystem;
 
 // Enough for every event of the longest story at full scale (gpt_train grad-accum: ~85k).
 constexpr const char* kRerunTraceCapacity = "trace_capacity:16777216";
+// What all of one report's dry re-runs may take together.
+constexpr std::chrono::seconds kRerunTotal{600};
 
 fs::path record_folder(const std::string& source) {
   return fs::is_directory(source) ? fs::path(source) : fs::path(source).parent_path();
@@ -70,8 +82,20 @@ class QuietStderr {
   int saved_;
 };
 
-// The record's run again on dry with a trace that keeps every event.
-std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::path& scratch, std::string& why_not) {
+// The record's run again on dry with a trace that keeps every event, its trace written in
+// `scratch` (private: TempDirectory) under a fixed name, never one made of record fields.
+std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::path& scratch,
+                                                const report::RerunBudget& budget, std::string& why_not) {
+  if (const std::string why = report::why_not_rerun(r); !why.empty()) {
+    why_not = "not re-run: " + why;
+    return std::nullopt;
+  }
+  const double seconds_left = budget.seconds_left();
+  if (seconds_left < 1) {
+    why_not = "not re-run: the " + std::to_string(budget.total().count()) +
+              " s all re-runs of a report may take are spent (oomlab run --trace writes a trace beside a record)";
+    return std::nullopt;
+  }
   RunRequest request;
   request.scenario = r.scenario;
   request.variant = r.variant;
@@ -88,9 +112,9 @@ std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::pa
   request.steps = r.steps;
   request.alloc_conf = r.alloc_conf + (r.alloc_conf.empty() ? "" : ",") + kRerunTraceCapacity;
   for (const auto& [knob, value] : r.knobs) request.set.emplace_back(knob, value);
-  request.trace_path = (scratch / (r.scenario + "." + r.variant + "." + r.scale + ".trace.json")).string();
+  request.trace_path = (scratch / "rerun.trace.json").string();
   request.progress = false;
-  request.timeout_seconds = 600;
+  request.timeout_seconds = seconds_left;
   RunRecord rerun;
   {
     QuietStderr quiet;
@@ -107,6 +131,17 @@ std::optional<report::TraceSource> rerun_on_dry(const RunRecord& r, const fs::pa
   return source;
 }
 
+// -o is the page: a regular file (links followed) or a new one, never a device, FIFO or folder.
+void require_page_path(const fs::path& output) {
+  std::error_code error;
+  const fs::file_status status = fs::status(output, error);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw UsageError("-o " + printable_text(output.string()) +
+                     ": not a regular file; -o names the Markdown page (a new or regular .md file), and the "
+                     "charts go in a charts/ folder beside it");
+  }
+}
+
 }  // namespace
 
 int report_command(const ReportOptions& options) {
@@ -114,16 +149,17 @@ int report_command(const ReportOptions& options) {
   try {
     set = report::load_result_set(options.dir);
   } catch (const report::InputError& e) {
-    throw UsageError(e.what());
+    throw UsageError(printable_text(e.what()));  // names and values from the files: one line
   }
   const fs::path output = options.output.empty() ? record_folder(options.dir) / "report.md" : fs::path(options.output);
   const fs::path charts = output.parent_path() / "charts";
+  require_page_path(output);
   std::error_code error;
   if (!output.parent_path().empty()) fs::create_directories(output.parent_path(), error);
   require_writable("-o", output.string());
   const fs::path folder = record_folder(options.dir);
-  const fs::path scratch = fs::temp_directory_path(error) / ("oomlab-report-" + std::to_string(::getpid()));
-  fs::create_directories(scratch, error);
+  std::optional<TempDirectory> scratch;  // made at the first re-run
+  const report::RerunBudget rerun_budget(kRerunTotal);
 
   bool announced = false;
   const report::TraceProvider traces = [&](const report::LoadedRecord& loaded, std::string& why_not)
@@ -136,7 +172,8 @@ int report_command(const ReportOptions& options) {
                                "beside them (--no-rerun skips this)\n");
           announced = true;
         }
-        if (auto trace = rerun_on_dry(loaded.record, scratch, why_not)) return trace;
+        if (!scratch) scratch.emplace("oomlab-report-");
+        if (auto trace = rerun_on_dry(loaded.record, scratch->path(), rerun_budget, why_not)) return trace;
       } else {
         why_not = "no trace beside the record (--no-rerun)";
       }
@@ -145,22 +182,27 @@ int report_command(const ReportOptions& options) {
       }
     } catch (const report::InputError& e) {
       why_not = e.what();
+    } catch (const std::runtime_error& e) {  // no private folder could be made (TMPDIR)
+      why_not = e.what();
     }
     return std::nullopt;
   };
   const report::ReportFiles files = report::build_report(set, traces, "charts");
-  fs::remove_all(scratch, error);
+  scratch.reset();
 
   fs::create_directories(charts, error);
-  if (error) throw UsageError("-o " + output.string() + ": cannot create " + charts.string() + " (" + error.message() + ")");
+  if (error || !fs::is_directory(charts)) {
+    throw UsageError("-o " + printable_text(output.string()) + ": cannot create " + printable_text(charts.string()) +
+                     " (" + (error ? error.message() : "not a folder") + ")");
+  }
   try {
     for (const auto& [name, svg] : files.charts) write_file_atomically((charts / name).string(), svg);
     write_file_atomically(output.string(), files.markdown);
   } catch (const std::runtime_error& e) {
-    throw UsageError(e.what());
+    throw UsageError(printable_text(e.what()));
   }
-  std::fprintf(stderr, "oomlab: report written to %s (%zu charts in %s)\n", output.c_str(), files.charts.size(),
-               charts.c_str());
+  std::fprintf(stderr, "oomlab: report written to %s (%zu charts in %s)\n", printable_text(output.string()).c_str(),
+               files.charts.size(), printable_text(charts.string()).c_str());
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "harness/report/comparison_rows.hpp"
 #include "harness/report/input_error.hpp"
@@ -53,14 +54,16 @@ detail::MetricSelection select_metrics(const ResultSet& a, const ResultSet& b, c
 
 // Unmatched records by name and setting; where several share both, their files tell them apart.
 std::vector<Comparison::Unmatched> unmatched(const std::vector<const LoadedRecord*>& records) {
-  std::vector<Comparison::Unmatched> list;
+  std::vector<std::pair<std::string, std::string>> named;  // (name, setting), in order
+  std::map<std::pair<std::string, std::string>, std::size_t> count;  // counted once: linear, not n^2
   for (const LoadedRecord* r : records) {
-    const std::string name = record_name(r->record);
-    const std::string setting = record_setting(r->record);
-    const auto same = std::count_if(records.begin(), records.end(), [&](const LoadedRecord* other) {
-      return record_name(other->record) == name && record_setting(other->record) == setting;
-    });
-    list.push_back({same > 1 ? name + " [" + r->file + "]" : name, setting});
+    named.emplace_back(record_name(r->record), record_setting(r->record));
+    ++count[named.back()];
+  }
+  std::vector<Comparison::Unmatched> list;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& [name, setting] = named[i];
+    list.push_back({count[named[i]] > 1 ? name + " [" + records[i]->file + "]" : name, setting});
   }
   return list;
 }

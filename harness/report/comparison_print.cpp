@@ -1,7 +1,9 @@
 #include "harness/report/comparison_print.hpp"
 
 #include <algorithm>
+#include <map>
 
+#include "harness/memory/user_text.hpp"
 #include "harness/report/number_format.hpp"
 #include "harness/report/text_table.hpp"
 
@@ -24,15 +26,19 @@ const char* colour_of(Verdict verdict) {
 
 std::string threshold_text(double threshold) { return format_number(100 * threshold, 3) + "%"; }
 
+// Names and texts come from the files compared: on a terminal a raw ESC would drive it and a CR
+// or LF forge a line, so every one is shown with its control bytes escaped.
+std::string shown(const std::string& text) { return printable_text(text); }
+
 // "srgan_leak/broken throughput 0.958x" for the verdict line.
 std::string finding(const ComparisonRow& row) {
-  std::string text = row.item + " " + row.metric;
+  std::string text = shown(row.item) + " " + shown(row.metric);
   if (row.ratio) {
     text += " " + format_ratio(*row.ratio);
   } else if (!row.delta_text.empty()) {
-    text += " " + row.delta_text;
+    text += " " + shown(row.delta_text);
   } else {
-    text += " " + row.a_text + " -> " + row.b_text;
+    text += " " + shown(row.a_text) + " -> " + shown(row.b_text);
   }
   return text;
 }
@@ -54,12 +60,13 @@ std::string findings(const Comparison& comparison, Verdict verdict) {
 // "only in A (cuda/small): fragmentation/broken, gpt_train/bf16": one line per setting.
 std::string unmatched_lines(const char* side, const std::vector<Comparison::Unmatched>& unmatched) {
   std::vector<std::pair<std::string, std::string>> lines;  // (setting, items)
+  std::map<std::string, std::size_t> line_of;  // by setting: linear in thousands of records
   for (const Comparison::Unmatched& u : unmatched) {
-    auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& line) { return line.first == u.setting; });
-    if (it == lines.end()) {
-      lines.emplace_back(u.setting, u.item);
+    auto [it, added] = line_of.emplace(u.setting, lines.size());
+    if (added) {
+      lines.emplace_back(shown(u.setting), shown(u.item));
     } else {
-      it->second += ", " + u.item;
+      lines[it->second].second += ", " + shown(u.item);
     }
   }
   std::string out;
@@ -93,9 +100,9 @@ std::string verdict_line(const Comparison& c) {
 }
 
 std::string comparison_text(const Comparison& c, const PrintOptions& options) {
-  std::string out = "A: " + c.a_source + " - " + c.a_description + "\n" + "B: " + c.b_source + " - " +
-                    c.b_description + "\n";
-  for (const std::string& note : c.notes) out += "note: " + note + "\n";
+  std::string out = "A: " + shown(c.a_source) + " - " + shown(c.a_description) + "\n" + "B: " + shown(c.b_source) +
+                    " - " + shown(c.b_description) + "\n";
+  for (const std::string& note : c.notes) out += "note: " + shown(note) + "\n";
   using Align = TextTable::Align;
   TextTable table({"variant", "setting", "metric", "A", "B", "delta", "B/A", "verdict"},
                   {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right, Align::right,
@@ -111,8 +118,9 @@ std::string comparison_text(const Comparison& c, const PrintOptions& options) {
     const std::string group = row.item + "\n" + row.setting;
     const bool first = group != last_group;
     last_group = group;
-    table.add_row({first ? row.item : "", first ? row.setting : "", row.metric, row.a_text, row.b_text,
-                   row.delta_text, row.ratio ? format_ratio(*row.ratio) : "", verdict_name(row.verdict)});
+    table.add_row({first ? shown(row.item) : "", first ? shown(row.setting) : "", shown(row.metric), shown(row.a_text),
+                   shown(row.b_text), shown(row.delta_text), row.ratio ? format_ratio(*row.ratio) : "",
+                   verdict_name(row.verdict)});
     if (options.colour) table.colour_last(7, colour_of(row.verdict));
   }
   out += "\n";

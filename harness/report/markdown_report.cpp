@@ -9,6 +9,8 @@
 #include "harness/memory/size.hpp"
 #include "harness/report/bar_chart.hpp"
 #include "harness/report/chart_style.hpp"
+#include "harness/report/file_stem.hpp"
+#include "harness/report/markdown_text.hpp"
 #include "harness/report/record_fields.hpp"
 #include "harness/report/segment_chart.hpp"
 #include "harness/report/step_noise.hpp"
@@ -27,15 +29,12 @@ std::string machine(const RunRecord& r) {
   return r.device.image.empty() ? r.device.name : r.device.name + " (" + r.device.image + ")";
 }
 
-std::string cell(std::string text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
+// Record fields are input: shown as text, never as Markdown or HTML (markdown_text.hpp).
+std::string cell(const std::string& text) { return markdown_text(text); }
 
 std::string budget_text(const RunRecord& r) {
   if (r.budget.bytes == kUnlimited) return "unlimited";
-  return bytes_label(r.budget.bytes) + (r.budget.profile.empty() ? "" : " (" + r.budget.profile + ")");
+  return bytes_label(r.budget.bytes) + (r.budget.profile.empty() ? "" : " (" + cell(r.budget.profile) + ")");
 }
 
 std::string summary_table(const std::vector<const LoadedRecord*>& records) {
@@ -44,13 +43,14 @@ std::string summary_table(const std::vector<const LoadedRecord*>& records) {
       "device used | throughput |\n|---|---|---|---|---|---|---|---|---:|---:|---:|---:|\n";
   for (const LoadedRecord* loaded : records) {
     const RunRecord& r = loaded->record;
-    const std::string story = r.matches_expectation ? "as expected" : "**not as expected** (expected " + r.expected + ")";
-    out += "| " + cell(r.scenario) + " | " + cell(r.variant) + " | " + cell(machine(r)) + " | " + r.scale + " | " +
-           cell(describe_outcome(r.outcome)) + " | " + story + " | " + budget_text(r) + " | " +
+    const std::string story =
+        r.matches_expectation ? "as expected" : "**not as expected** (expected " + cell(r.expected) + ")";
+    out += "| " + cell(r.scenario) + " | " + cell(r.variant) + " | " + cell(machine(r)) + " | " + cell(r.scale) +
+           " | " + cell(describe_outcome(r.outcome)) + " | " + story + " | " + budget_text(r) + " | " +
            (r.memory.need ? bytes_label(r.memory.need) : "-") + " | " + bytes_label(r.memory.peak_allocated) + " | " +
            bytes_label(r.memory.peak_reserved) + " | " +
            (loaded->baseline || r.memory.peak_device_used == 0 ? "-" : bytes_label(r.memory.peak_device_used)) + " | " +
-           throughput_text(r) + " |\n";
+           cell(throughput_text(r)) + " |\n";
   }
   return out;
 }
@@ -155,8 +155,23 @@ std::optional<BarChart> throughput_chart(const Section& section, bool several_ma
   return chart;
 }
 
-std::string chart_name(const Section& section, const std::string& kind) {
-  return section.scenario + "-" + section.scale + "-" + kind + ".svg";
+// "<scenario>-<scale>-<kind>.svg" from record fields made safe (file_stem.hpp); `stem` is the
+// section's, unique in the report.
+std::string chart_name(const std::string& stem, const std::string& kind) { return stem + "-" + kind + ".svg"; }
+
+// Each section's file stem: two sections whose names read alike once made safe ("a/b" and "a_b")
+// get "-2", "-3", ... so neither's charts replace the other's.
+std::vector<std::string> section_stems(const std::vector<Section>& sections) {
+  std::vector<std::string> stems;
+  std::set<std::string> taken;
+  for (const Section& section : sections) {
+    const std::string base = safe_file_stem(section.scenario + "-" + section.scale);
+    std::string stem = base;
+    for (int n = 2; taken.count(stem); ++n) stem = base + "-" + std::to_string(n);
+    taken.insert(stem);
+    stems.push_back(stem);
+  }
+  return stems;
 }
 
 }  // namespace
@@ -165,19 +180,19 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
   ReportFiles files;
   std::string& md = files.markdown;
   md += "# oomlab report\n\n";
-  md += "`" + set.source + "`: " + set.describe() + ".";
+  md += markdown_code(set.source) + ": " + markdown_text(set.describe()) + ".";
   std::set<std::string> commits;
   for (const LoadedRecord& loaded : set.records) {
     if (!loaded.record.git_commit.empty()) commits.insert(loaded.record.git_commit);
   }
   if (!commits.empty()) {
     md += " Commit" + std::string(commits.size() == 1 ? " " : "s ");
-    for (const std::string& commit : commits) md += "`" + commit + "` ";
+    for (const std::string& commit : commits) md += markdown_code(commit) + " ";
     md.pop_back();
     md += ".";
   }
   md += "\n\n";
-  for (const std::string& note : set.notes) md += "> Note: " + note + "\n\n";
+  for (const std::string& note : set.notes) md += "> Note: " + markdown_text(note) + "\n\n";
   if (set.records.empty()) {
     md += "No run records here (only benchmarks: compare them with `oomlab compare`).\n";
     return files;
@@ -187,10 +202,13 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
   md += "## Summary\n\n" + summary_table(all) + "\n";
 
   std::string last_scenario;
-  for (const Section& section : sections_of(set)) {
-    if (section.scenario != last_scenario) md += "## " + section.scenario + "\n\n";
+  const std::vector<Section> sections = sections_of(set);
+  const std::vector<std::string> stems = section_stems(sections);
+  for (std::size_t s = 0; s < sections.size(); ++s) {
+    const Section& section = sections[s];
+    if (section.scenario != last_scenario) md += "## " + markdown_text(section.scenario) + "\n\n";
     last_scenario = section.scenario;
-    md += "### " + section.scale + " scale\n\n";
+    md += "### " + markdown_text(section.scale) + " scale\n\n";
     std::set<std::string> machines;
     for (const LoadedRecord* loaded : section.records) machines.insert(machine(loaded->record));
     const bool several_machines = machines.size() > 1;
@@ -202,7 +220,8 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       std::string why_not;
       std::optional<TraceSource> source = traces(*loaded, why_not);
       if (!source) {
-        md += "> No memory timeline for " + loaded->record.variant + ": " + why_not + "\n\n";
+        md += "> No memory timeline for " + markdown_text(loaded->record.variant) + ": " + markdown_text(why_not) +
+              "\n\n";
         continue;
       }
       origins.insert(source->origin);
@@ -221,25 +240,25 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       segments.push_back({r.variant + " " + moment, std::move(state)});
     }
     if (!timeline.empty()) {
-      const std::string name = chart_name(section, "timeline");
+      const std::string name = chart_name(stems[s], "timeline");
       files.charts.emplace_back(name, timeline_svg(section.scenario + " at " + section.scale + " scale: memory over the run", timeline));
       md += "![memory over the run](" + charts_link + "/" + name + ")\n\n";
       md += "Allocated memory stacked by tag, free-but-reserved memory grey above it, the budget dashed, the "
             "OOM in red; x: the allocator's events in order, with the steps marked. Trace: ";
-      for (const std::string& origin : origins) md += origin + "; ";
+      for (const std::string& origin : origins) md += markdown_text(origin) + "; ";
       md.resize(md.size() - 2);
       md += ".\n\n";
-      const std::string segments_name = chart_name(section, "segments");
+      const std::string segments_name = chart_name(stems[s], "segments");
       files.charts.emplace_back(segments_name, segment_svg(section.scenario + " at " + section.scale +
                                                                " scale: segments at the OOM or the peak of reserved memory",
                                                            segments));
       md += "![segments at the peak](" + charts_link + "/" + segments_name + ")\n\n";
     }
-    const std::string peaks_name = chart_name(section, "peaks");
+    const std::string peaks_name = chart_name(stems[s], "peaks");
     files.charts.emplace_back(peaks_name, bar_svg(peaks_chart(section, several_machines)));
     md += "![peaks](" + charts_link + "/" + peaks_name + ")\n\n";
     if (auto chart = throughput_chart(section, several_machines)) {
-      const std::string name = chart_name(section, "throughput");
+      const std::string name = chart_name(stems[s], "throughput");
       files.charts.emplace_back(name, bar_svg(*chart));
       md += "![throughput](" + charts_link + "/" + name + ")\n\n";
     }

@@ -1,5 +1,6 @@
 #include "harness/report/record_match.hpp"
 
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -16,21 +17,32 @@ std::string base_key(const RunRecord& r, bool with_device) {
 
 std::string file_name(const LoadedRecord& loaded) { return std::filesystem::path(loaded.file).filename().string(); }
 
-// Pairs the records of one group whose `refine` agree, one to one; leaves the rest in place.
+// Pairs the records of one group whose `refine` agree, one to one: each of `a` in order with the
+// first of `b` left with its value. Leaves the rest in place, in order. Linear in the group (with
+// a map): a group of one record against ten thousand must not cost their product.
 template <class Refine>
 void pair_by(std::vector<const LoadedRecord*>& a, std::vector<const LoadedRecord*>& b, Refine refine,
              std::vector<RecordPair>& pairs) {
-  for (auto ia = a.begin(); ia != a.end();) {
-    auto ib = b.begin();
-    while (ib != b.end() && refine(**ib) != refine(**ia)) ++ib;
-    if (ib == b.end()) {
-      ++ia;
+  std::map<std::string, std::deque<std::size_t>> b_by_value;  // indices into b, in order
+  for (std::size_t i = 0; i < b.size(); ++i) b_by_value[refine(*b[i])].push_back(i);
+  std::vector<bool> b_paired(b.size(), false);
+  std::vector<const LoadedRecord*> a_left;
+  for (const LoadedRecord* record : a) {
+    auto it = b_by_value.find(refine(*record));
+    if (it == b_by_value.end() || it->second.empty()) {
+      a_left.push_back(record);
       continue;
     }
-    pairs.push_back({*ia, *ib});
-    b.erase(ib);
-    ia = a.erase(ia);
+    pairs.push_back({record, b[it->second.front()]});
+    b_paired[it->second.front()] = true;
+    it->second.pop_front();
   }
+  std::vector<const LoadedRecord*> b_left;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!b_paired[i]) b_left.push_back(b[i]);
+  }
+  a = std::move(a_left);
+  b = std::move(b_left);
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/memory/size.hpp"
+
 #include "harness/report/baseline_file.hpp"
 #include "harness/report/input_error.hpp"
-#include "harness/runner/atomic_file.hpp"
+#include "harness/report/input_file.hpp"
+#include "harness/report/record_numbers.hpp"
 
 namespace oomlab::report {
 
@@ -18,7 +21,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
-constexpr const char* kSuiteSummary = "suite.json";
+constexpr const char* kFileKinds = "record or benchmark file";
 
 enum class FileKind { records, baseline, benchmarks, suite_summary, chrome_trace, other };
 
@@ -66,13 +69,8 @@ std::string non_finite_as_null(const std::string& text) {
   return out;
 }
 
-Json parse_file(const std::string& path) {
-  std::string text;
-  try {
-    text = read_text_file(path);
-  } catch (const std::exception& e) {
-    throw InputError(path + ": cannot read (" + std::string(e.what()) + ")");
-  }
+// Throws InputError "<path>: not valid JSON".
+Json parse_text(const std::string& text, const std::string& path) {
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::exception&) {
@@ -84,18 +82,27 @@ Json parse_file(const std::string& path) {
   }
 }
 
+Json parse_file(const std::string& path) {
+  return parse_text(read_input_file(path, kMaxResultFileBytes, kFileKinds), path);
+}
+
 // Adds what one parsed file holds. Returns false for JSON that is none of the kinds.
 bool add_file(ResultSet& set, const Json& json, const std::string& path, const std::string& relative) {
   try {
     switch (classify(json)) {
       case FileKind::records:
         if (json.is_array()) {
-          for (const Json& item : json) set.records.push_back({run_record_from_json(item), relative, false});
+          for (const Json& item : json) {
+            check_record_numbers(item, path);
+            set.records.push_back({run_record_from_json(item), relative, false});
+          }
         } else {
+          check_record_numbers(json, path);
           set.records.push_back({run_record_from_json(json), relative, false});
         }
         return true;
       case FileKind::baseline:
+        check_record_numbers(json, path);
         set.records.push_back({record_from_baseline(json), relative, true});
         return true;
       case FileKind::benchmarks: {
@@ -124,23 +131,44 @@ bool add_file(ResultSet& set, const Json& json, const std::string& path, const s
   return false;
 }
 
-void load_folder(ResultSet& set, const fs::path& root) {
+// The .json files under `root` that hold results, sorted; every one checked (a regular file within
+// the size cap, all together within the set's) before any is read. Other kinds of entries are
+// passed over, except a .json link that leads nowhere and any link loop: those are bad input.
+std::vector<fs::path> json_files(const fs::path& root) {
   std::vector<fs::path> files;
   std::error_code error;
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
+    std::error_code status_error;
+    const fs::file_status status = it->status(status_error);
     if (!name.empty() && name[0] == '.') {  // .git, editors' files
-      if (it->is_directory()) it.disable_recursion_pending();
+      if (fs::is_directory(status)) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
+    const bool json = it->path().extension() == ".json";
+    if (status_error && (json || status_error == std::errc::too_many_symbolic_link_levels)) {
+      throw InputError(it->path().string() + ": cannot read (" + status_error.message() + ")");
+    }
+    if (json && !fs::is_directory(status)) files.push_back(it->path());
   }
   if (error) throw InputError(root.string() + ": cannot list (" + error.message() + ")");
   std::sort(files.begin(), files.end());
-  std::vector<std::string> skipped;
+  std::uint64_t total = 0;
   for (const fs::path& file : files) {
-    const std::string relative = fs::relative(file, root).string();
+    total += input_file_size(file.string(), kMaxResultFileBytes, kFileKinds);
+    if (total > kMaxResultSetBytes) {
+      throw InputError(root.string() + ": its .json files hold more than " + format_size(kMaxResultSetBytes) +
+                       ", the most one result set may; not read (give a smaller folder)");
+    }
+  }
+  return files;
+}
+
+void load_folder(ResultSet& set, const fs::path& root) {
+  std::vector<std::string> skipped;
+  for (const fs::path& file : json_files(root)) {
+    const std::string relative = file.lexically_relative(root).string();
     Json json;
     try {
       json = parse_file(file.string());
@@ -198,6 +226,9 @@ ResultSet load_result_set(const std::string& path) {
   set.source = path;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
+  if (error && error != std::errc::no_such_file_or_directory) {
+    throw InputError(path + ": cannot read (" + error.message() + ")");
+  }
   if (!fs::exists(status)) throw InputError(path + ": no such file or folder");
   if (fs::is_directory(status)) {
     load_folder(set, path);
@@ -215,6 +246,19 @@ ResultSet load_result_set(const std::string& path) {
   }
   if (!add_file(set, json, path, name)) {
     throw InputError(path + ": not a run record, a baseline or Google Benchmark JSON");
+  }
+  return set;
+}
+
+ResultSet result_set_from_text(const std::string& text, const std::string& name) {
+  ResultSet set;
+  set.source = name;
+  if (text.size() > kMaxResultFileBytes) {
+    throw InputError(name + ": larger than the " + format_size(kMaxResultFileBytes) + " a " + kFileKinds +
+                     " may hold; not read");
+  }
+  if (!add_file(set, parse_text(text, name), name, name)) {
+    throw InputError(name + ": not a run record, a baseline or Google Benchmark JSON");
   }
   return set;
 }

@@ -4,7 +4,9 @@
 //  - Google Benchmark JSON (benchmark_json.hpp);
 //  - a folder: every such file under it (suite folders, results/h200, ...), its suite.json
 //    read for whether the suite completed; other JSON files are skipped with a note.
-// A file that cannot be read or holds none of these is an InputError naming it.
+// A file that cannot be read or holds none of these is an InputError naming it; so is one that is
+// not a regular file or is over the caps of input_file.hpp (checked before reading), and a record
+// whose numbers no run can have (record_numbers.hpp).
 #pragma once
 #include <string>
 #include <vector>
@@ -34,5 +36,9 @@ struct ResultSet {
 
 // Throws InputError when `path` is missing, unreadable, not JSON oomlab reads, or holds nothing.
 ResultSet load_result_set(const std::string& path);
+
+// What load_result_set reads from one file named `name`, from `text` held in memory (no suite.json
+// redirect): the fuzz target's way in.
+ResultSet result_set_from_text(const std::string& text, const std::string& name);
 
 }  // namespace oomlab::report

@@ -1,5 +1,6 @@
 #include "harness/report/svg.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "harness/report/text_table.hpp"
@@ -38,15 +39,60 @@ std::string points_text(const std::vector<std::pair<double, double>>& points) {
 
 }  // namespace
 
+namespace {
+
+// The length of the UTF-8 sequence XML 1.0 can hold at text[i], 0 when none starts there: no
+// overlong forms, surrogates, code points past U+10FFFF, or the non-characters U+FFFE/U+FFFF.
+std::size_t xml_sequence_length(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char lead = byte(0);
+  std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+  if (lead >= 0xF5 || (lead >= 0x80 && lead < 0xC2) || i + length > text.size()) return 0;
+  std::uint32_t code = lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(k) & 0x3F);
+  }
+  const bool overlong = (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+  const bool surrogate = code >= 0xD800 && code <= 0xDFFF;
+  if (overlong || surrogate || code > 0x10FFFF || code == 0xFFFE || code == 0xFFFF) return 0;
+  return length;
+}
+
+}  // namespace
+
 std::string xml_escape(const std::string& text) {
+  static const char* const kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   std::string out;
-  for (char c : text) {
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80) {
+      const std::size_t length = xml_sequence_length(text, i);
+      if (length == 0) {
+        out += kReplacement;
+      } else {
+        out.append(text, i, length);
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      default:
+        // XML 1.0 cannot hold most C0 bytes at all (a NUL or ESC makes the file invalid): a label
+        // is one line, so every control byte is shown as printable_text would.
+        if (byte < 0x20 || byte == 0x7F) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+          out += hex;
+        } else {
+          out += c;
+        }
     }
   }
   return out;

@@ -48,6 +48,8 @@ class Svg {
   std::string body_;
 };
 
+// `text` as XML 1.0 character data or attribute value: markup characters as entities, control
+// bytes as "\x1b" (XML cannot hold them), bytes that are not UTF-8 as U+FFFD.
 std::string xml_escape(const std::string& text);
 
 }  // namespace oomlab::report

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/report/input_error.hpp"
-#include "harness/runner/atomic_file.hpp"
+#include "harness/report/input_file.hpp"
 
 namespace oomlab::report {
 
@@ -97,9 +97,11 @@ RecordedTrace read_trace(const json& root, const std::string& path) {
 }
 
 RecordedTrace read_trace_file(const std::string& path) {
+  // Checked before reading (a regular file, within the cap): the path comes from a record's name.
+  const std::string text = read_input_file(path, kMaxTraceFileBytes, "trace");
   json root;
   try {
-    root = json::parse(read_text_file(path));
+    root = json::parse(text);
   } catch (const std::exception& e) {
     throw InputError(path + ": cannot read the trace (" + std::string(e.what()) + ")");
   }
