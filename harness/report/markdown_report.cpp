@@ -59,16 +59,21 @@ std::string summary_table(const std::vector<const LoadedRecord*>& records) {
 struct Section {
   std::string scenario, scale;
   std::vector<const LoadedRecord*> records;
+  std::map<std::pair<std::string, std::string>, std::size_t> per_variant_machine;  // how many records
 };
 
+// Maps, not searches: a set of thousands of records (all of one variant, or each its own) must
+// not cost their square.
 std::vector<Section> sections_of(const ResultSet& set) {
   std::vector<Section> sections;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;  // (scenario, scale) -> section
   for (const LoadedRecord& loaded : set.records) {
     const RunRecord& r = loaded.record;
-    auto it = std::find_if(sections.begin(), sections.end(),
-                           [&](const Section& s) { return s.scenario == r.scenario && s.scale == r.scale; });
-    if (it == sections.end()) it = sections.insert(sections.end(), Section{r.scenario, r.scale, {}});
-    it->records.push_back(&loaded);
+    const auto [it, added] = index.emplace(std::make_pair(r.scenario, r.scale), sections.size());
+    if (added) sections.push_back(Section{r.scenario, r.scale, {}, {}});
+    Section& section = sections[it->second];
+    section.records.push_back(&loaded);
+    ++section.per_variant_machine[{r.variant, machine(r)}];
   }
   std::stable_sort(sections.begin(), sections.end(), [](const Section& a, const Section& b) {
     return a.scenario < b.scenario;  // scales stay in the order the records came
@@ -80,10 +85,9 @@ std::vector<Section> sections_of(const ResultSet& set) {
 // (the allocation sequence is the same on every device: any record of the variant will do).
 std::vector<const LoadedRecord*> one_per_variant(const Section& section) {
   std::vector<const LoadedRecord*> chosen;
+  std::set<std::string> variants;
   for (const LoadedRecord* loaded : section.records) {
-    auto it = std::find_if(chosen.begin(), chosen.end(),
-                           [&](const LoadedRecord* c) { return c->record.variant == loaded->record.variant; });
-    if (it == chosen.end()) chosen.push_back(loaded);
+    if (variants.insert(loaded->record.variant).second) chosen.push_back(loaded);
   }
   return chosen;
 }
@@ -102,9 +106,7 @@ std::string file_tag(const LoadedRecord& loaded) {
 std::string group_label(const LoadedRecord& loaded, const Section& section, bool several_machines) {
   const RunRecord& r = loaded.record;
   std::string label = several_machines ? r.variant + " \xC2\xB7 " + machine(r) : r.variant;
-  const auto same = std::count_if(section.records.begin(), section.records.end(), [&](const LoadedRecord* other) {
-    return other->record.variant == r.variant && machine(other->record) == machine(r);
-  });
+  const std::size_t same = section.per_variant_machine.at({r.variant, machine(r)});
   return same > 1 ? label + " (" + file_tag(loaded) + ")" : label;
 }
 

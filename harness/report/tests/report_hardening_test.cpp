@@ -71,5 +71,20 @@ TEST(RecordMatching, OneRecordAgainstTenThousandWithTheSameKeyIsQuick) {
   EXPECT_LT(seconds, 3.0) << "matching must not be quadratic";
 }
 
+TEST(ReportPage, TenThousandRecordsOfOneVariantAreQuick) {
+  ResultSet set;
+  set.source = "runs";
+  for (int i = 0; i < 10000; ++i) set.records.push_back({leak_record(), "r" + std::to_string(i) + ".json", false});
+  const TraceProvider no_traces = [](const LoadedRecord&, std::string& why_not) -> std::optional<TraceSource> {
+    why_not = "none";
+    return std::nullopt;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const ReportFiles files = build_report(set, no_traces, "charts");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(files.charts.empty());
+  EXPECT_LT(seconds, 3.0) << "labelling bars must not be quadratic";
+}
+
 }  // namespace
 }  // namespace oomlab::report
