@@ -2,6 +2,7 @@
 // through oomlab's caching allocator on dry, compared with PyTorch's own segment decisions, its
 // OOM diagnosed, and with --what-if the remedies tried on the same requests (harness/replay).
 #include <cstdio>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -10,7 +11,9 @@
 #include "harness/replay/replay_record.hpp"
 #include "harness/replay/replay_report.hpp"
 #include "harness/replay/snapshot_file.hpp"
+#include "harness/memory/user_text.hpp"
 #include "harness/runner/atomic_file.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 namespace {
@@ -40,24 +43,36 @@ replay::ReplayReport analyse(const ReplayCliOptions& options) {
   }
 }
 
-}  // namespace
-
-int replay_command(const ReplayCliOptions& options) {
+int replay_and_print(const ReplayCliOptions& options) {
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
   const replay::ReplayReport report = analyse(options);
   if (options.json) {
-    std::fputs((replay_json(report, options.snapshot).dump(2) + "\n").c_str(), stdout);
+    std::fputs(replay_json_text(report, options.snapshot).c_str(), stdout);
   } else {
     std::fputs(replay_text(report, options.snapshot).c_str(), stdout);
   }
   if (!options.out_path.empty()) {
-    write_output("--out", options.out_path, to_json(replay::replay_record(report, options.snapshot)).dump(2) + "\n");
+    write_output("--out", options.out_path, json_text(to_json(replay::replay_record(report, options.snapshot)), 2) + "\n");
   }
-  if (!options.trace_path.empty()) write_output("--trace", options.trace_path, report.fidelity.chrome_trace.dump() + "\n");
+  if (!options.trace_path.empty()) write_output("--trace", options.trace_path, json_text(report.fidelity.chrome_trace) + "\n");
   // PyTorch's OOM is part of what must be reproduced: a failure in the same place is a match.
   const bool same_outcome = (report.events.ooms > 0) == !report.fidelity.fits();
   return report.reproduces_pytorch() && same_outcome ? 0 : 1;
+}
+
+}  // namespace
+
+// A snapshot too large for this machine's memory is bad input for this machine (exit 2), said
+// in one line, not an internal error: what std::bad_alloc means here.
+int replay_command(const ReplayCliOptions& options) {
+  try {
+    return replay_and_print(options);
+  } catch (const std::bad_alloc&) {
+    throw UsageError(quote_user_text(options.snapshot, 120) +
+                     ": replaying it needs more memory than this machine has (std::bad_alloc); use a machine with "
+                     "more, or record fewer entries (_record_memory_history(max_entries=...))");
+  }
 }
 
 }  // namespace oomlab::cli

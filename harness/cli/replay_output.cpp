@@ -5,13 +5,19 @@
 
 #include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/memory/user_text.hpp"
 #include "harness/report/text_table.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 using replay::ReplayReport;
+
+// The snapshot's own text (frame file names and functions, the path, notes that quote it) is
+// data from outside: its control bytes are escaped (printable_text) before a terminal sees them.
+std::string shown(const std::string& text) { return printable_text(text); }
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   char text[16];
@@ -31,7 +37,7 @@ std::string plural(std::size_t n, const std::string& what) {
 
 std::string header(const ReplayReport& report, const std::string& path) {
   const replay::DeviceEvents& e = report.events;
-  std::string text = "oomlab replay " + path + ": device " + std::to_string(report.device) + ", " +
+  std::string text = "oomlab replay " + shown(path) + ": device " + std::to_string(report.device) + ", " +
                      plural(e.allocs, "alloc") + ", " + plural(e.frees, "free") + ", " + plural(e.ooms, "oom") +
                      ", " + std::to_string(e.empty_caches) + " empty_cache()\n";
   text += "  settings  " + report.config.to_string() + " (" + report.settings.origin + ")\n";
@@ -52,9 +58,9 @@ std::string fidelity(const ReplayReport& report) {
   if (r.first_divergence) {
     const replay::Divergence& d = *r.first_divergence;
     text += "  first divergent event " + std::to_string(d.event) + " (trace entry " + std::to_string(d.trace_index) +
-            "): " + d.request + "\n";
-    text += "    PyTorch: " + d.pytorch + "\n";
-    text += "    oomlab:  " + d.oomlab + "\n";
+            "): " + shown(d.request) + "\n";
+    text += "    PyTorch: " + shown(d.pytorch) + "\n";
+    text += "    oomlab:  " + shown(d.oomlab) + "\n";
   }
   return text;
 }
@@ -62,11 +68,11 @@ std::string fidelity(const ReplayReport& report) {
 std::string oom(const ReplayReport& report) {
   if (!report.oom) return "";
   const replay::OomFinding& f = *report.oom;
-  std::string text = "\nout of memory  " + f.request;
+  std::string text = "\nout of memory  " + shown(f.request);
   text += f.pytorch_failed_too ? (report.fidelity.fits() ? "\n" : ", reproduced\n") : " (PyTorch did not fail here)\n";
-  for (std::size_t i = 0; i < f.frames.size(); ++i) text += (i == 0 ? "  at " : "     ") + f.frames[i] + "\n";
+  for (std::size_t i = 0; i < f.frames.size(); ++i) text += (i == 0 ? "  at " : "     ") + shown(f.frames[i]) + "\n";
   if (f.frames.empty()) text += "  (no Python frames recorded: _record_memory_history(stacks='python'))\n";
-  text += "  " + f.message + "\n";
+  text += "  " + shown(f.message) + "\n";
   return text;
 }
 
@@ -77,7 +83,7 @@ std::string sites(const ReplayReport& report) {
                           {report::TextTable::Align::right, report::TextTable::Align::right,
                            report::TextTable::Align::right, report::TextTable::Align::left});
   for (const replay::SiteBytes& site : report.top_sites) {
-    table.add_row({format_size(site.bytes), percent(site.bytes, report.live_at_peak), std::to_string(site.blocks), site.site});
+    table.add_row({format_size(site.bytes), percent(site.bytes, report.live_at_peak), std::to_string(site.blocks), shown(site.site)});
   }
   return text + table.render();
 }
@@ -128,7 +134,7 @@ std::string what_if(const ReplayReport& report) {
 std::string notes(const ReplayReport& report) {
   if (report.notes.empty()) return "";
   std::string text = "\nnotes\n";
-  for (const std::string& note : report.notes) text += "  - " + note + "\n";
+  for (const std::string& note : report.notes) text += "  - " + shown(note) + "\n";
   return text;
 }
 
@@ -149,6 +155,11 @@ Json what_if_json(const ReplayReport& report) {
 }
 
 }  // namespace
+
+std::string replay_json_text(const ReplayReport& report, const std::string& snapshot_path) {
+  // Bytes that are not UTF-8 (a snapshot path from a non-UTF-8 file system) become U+FFFD.
+  return json_text(replay_json(report, snapshot_path), 2) + "\n";
+}
 
 std::string replay_text(const ReplayReport& report, const std::string& snapshot_path) {
   return header(report, snapshot_path) + fidelity(report) + oom(report) + sites(report) + phases(report) +

@@ -12,5 +12,7 @@ namespace oomlab::cli {
 
 std::string replay_text(const replay::ReplayReport& report, const std::string& snapshot_path);
 nlohmann::ordered_json replay_json(const replay::ReplayReport& report, const std::string& snapshot_path);
+// replay_json as text, pretty-printed; never throws on invalid UTF-8 (it becomes U+FFFD).
+std::string replay_json_text(const replay::ReplayReport& report, const std::string& snapshot_path);
 
 }  // namespace oomlab::cli

@@ -4,6 +4,7 @@
 
 #include "harness/memory/alloc_rounding.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/replay/trace_bytes.hpp"
 
 namespace oomlab::replay {
 namespace {
@@ -14,6 +15,8 @@ void lower_high(BudgetRange& range, std::uint64_t bound) {
 
 // The segment size PyTorch's alloc_block checks against the cap for this request.
 std::uint64_t checked_size(const ReplayEvent& request, const memory::AllocatorConfig& config) {
+  // An oom may name any size (a request no GPU holds fails too); rounding one near 2^64 wraps.
+  if (request.size > kMostDeviceBytes) return request.size;
   const std::size_t rounded = request.kind == ReplayEventKind::oom
                                   ? static_cast<std::size_t>(request.size)  // already rounded
                                   : memory::round_request(static_cast<std::size_t>(request.size),
@@ -57,18 +60,18 @@ BudgetRange infer_budget(const DeviceEvents& device, const ReplayPlan& plan, con
         continue;
       }
       // A segment it got: the check before it passed. (A mapped granule can pass a fraction.)
-      if (is_malloc) range.low = std::max(range.low, reserved + checked);
+      if (is_malloc) range.low = std::max(range.low, saturating_add(reserved, checked));
       reserved += decision.size;
       if (decision.kind == ReplayEventKind::segment_alloc) range.low = std::max(range.low, reserved);
       if (is_malloc && released && releases_prove_failure) {
-        lower_high(range, before_release + checked - 1);
+        lower_high(range, saturating_add(before_release, checked) - 1);
         ++range.retries;
         released = false;
       }
     }
     if (request && event->kind == ReplayEventKind::oom) {
       ++range.ooms;
-      lower_high(range, reserved + checked - 1);
+      lower_high(range, saturating_add(reserved, checked) - 1);
       lower_high(range, reserved + event->device_free);
       range.device_refused = range.device_refused || event->device_free < checked;
     }

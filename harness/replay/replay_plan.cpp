@@ -1,6 +1,9 @@
 #include "harness/replay/replay_plan.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "harness/replay/trace_bytes.hpp"
 
 namespace oomlab::replay {
 
@@ -14,13 +17,35 @@ bool is_release(ReplayEventKind kind) {
 
 namespace {
 
-// The snapshot's segments on this device: what PyTorch held when the snapshot was taken.
+[[noreturn]] void refuse_total(const std::string& where, const char* what) {
+  throw SnapshotError(where + ": " + what + " would pass " + std::to_string(kMostDeviceBytes) +
+                      " bytes, more than any GPU holds: not a trace a real run writes");
+}
+
+// The snapshot's segments on this device: what PyTorch held when the snapshot was taken. Each
+// size, and so the sum, is checked against kMostDeviceBytes, which keeps the sums in int64.
 std::int64_t reserved_at_end(const Snapshot& snapshot, int device) {
   std::int64_t total = 0;
-  for (const Segment& segment : snapshot.segments) {
-    if (segment.device == device) total += static_cast<std::int64_t>(segment.total_size);
+  for (std::size_t i = 0; i < snapshot.segments.size(); ++i) {
+    const Segment& segment = snapshot.segments[i];
+    if (segment.device != device) continue;
+    if (segment.total_size > kMostDeviceBytes - static_cast<std::uint64_t>(total)) {
+      refuse_total("segments[" + std::to_string(i) + "]", "the segments' total_size");
+    }
+    total += static_cast<std::int64_t>(segment.total_size);
   }
   return total;
+}
+
+// Reserved bytes move by one decision's size (at most kMostDeviceBytes, snapshot_events checks
+// each) and, in a real run, never more than a GPU's memory away from where they started.
+void check_net(std::int64_t net, const DeviceEvents& device, std::size_t event) {
+  const auto most = static_cast<std::int64_t>(kMostDeviceBytes);
+  if (net > most || net < -most) {
+    refuse_total("device_traces[" + std::to_string(device.device) + "][" +
+                     std::to_string(device.events[event].trace_index) + "]",
+                 "PyTorch's reserved bytes");
+  }
 }
 
 }  // namespace
@@ -41,6 +66,7 @@ ReplayPlan plan_replay(const DeviceEvents& device, const Snapshot& snapshot) {
       plan.decisions.push_back({event.kind, event.size, event.addr, i});
       const auto delta = static_cast<std::int64_t>(event.size);
       net += is_release(event.kind) ? -delta : delta;
+      check_net(net, device, i);
       if (releases_follow_empty_cache && is_release(event.kind)) {
         ++plan.steps.back().decision_count;
         continue;

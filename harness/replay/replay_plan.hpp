@@ -36,6 +36,7 @@ struct ReplayPlan {
   std::size_t pytorch_peak_event = 0;
 };
 
+// Throws SnapshotError when PyTorch's reserved bytes would pass any GPU's memory (trace_bytes.hpp).
 ReplayPlan plan_replay(const DeviceEvents& device, const Snapshot& snapshot);
 
 bool is_segment_decision(ReplayEventKind kind);

@@ -15,6 +15,9 @@ constexpr std::size_t kSitesShown = 8;
 
 // --device, or the device whose story this is: the one that ran out of memory, else the busiest.
 std::size_t pick_device(const std::vector<DeviceEvents>& devices, int wanted) {
+  if (wanted < -1) {
+    throw std::invalid_argument("--device " + std::to_string(wanted) + ": not a device index (0, 1, ...)");
+  }
   std::string traced;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (wanted >= 0 && devices[i].device == wanted) return i;

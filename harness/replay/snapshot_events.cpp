@@ -1,12 +1,16 @@
 #include "harness/replay/snapshot_events.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 
 #include "harness/replay/address_ranges.hpp"
+#include "harness/replay/trace_bytes.hpp"
 
 namespace oomlab::replay {
 
@@ -38,9 +42,66 @@ std::string entry_name(int device, std::size_t index) {
   return "device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]";
 }
 
-std::uint64_t range_end(const TraceEntry& entry) {  // saturating: a hand-made addr may be huge
-  return entry.size > UINT64_MAX - entry.addr ? UINT64_MAX : entry.addr + entry.size;
+// Entries that name a range of device memory: its end must be inside the address space.
+bool names_a_range(TraceAction action) {
+  return action != TraceAction::oom && action != TraceAction::snapshot && action != TraceAction::other;
 }
+
+// Memory PyTorch got: no more than a GPU holds.
+bool holds_memory(TraceAction action) {
+  return action == TraceAction::alloc || action == TraceAction::segment_alloc ||
+         action == TraceAction::segment_map;
+}
+
+// A trace entry no real run writes: one line naming it, as the other trace errors do.
+void check_entry(int device, std::size_t index, const TraceEntry& entry) {
+  const auto refuse = [&](const std::string& problem) {
+    throw SnapshotError(entry_name(device, index) + ": '" + trace_action_name(entry.action) + "' " + problem +
+                        ": not a trace a real run writes");
+  };
+  if (names_a_range(entry.action) && !checked_end(entry.addr, entry.size)) {
+    refuse("of " + std::to_string(entry.size) + " bytes at " + hex(entry.addr) +
+           " ends past the end of the address space");
+  }
+  if (holds_memory(entry.action) && entry.size > kMostDeviceBytes) {
+    refuse("of " + std::to_string(entry.size) + " bytes is more than any GPU holds");
+  }
+  if (entry.action == TraceAction::oom && entry.device_free > kMostDeviceBytes) {
+    refuse("says the device had " + std::to_string(entry.device_free) + " bytes free, more than any GPU holds");
+  }
+}
+
+// The blocks a trace has allocated and not yet freed (free_completed), by address: an alloc
+// that overlaps one of them is impossible (PyTorch hands a block out once).
+class LiveBlocks {
+ public:
+  struct Block {
+    std::uint64_t end;
+    std::size_t event;  // its alloc's index in DeviceEvents::events
+  };
+  // The live block [addr, end) overlaps, or nullptr.
+  const std::pair<const std::uint64_t, Block>* overlapping(std::uint64_t addr, std::uint64_t end) const {
+    auto after = blocks_.upper_bound(addr);
+    if (after != blocks_.begin()) {
+      const auto before = std::prev(after);
+      if (before->first == addr || before->second.end > addr) return &*before;
+    }
+    if (after != blocks_.end() && after->first < end) return &*after;
+    return nullptr;
+  }
+  void add(std::uint64_t addr, std::uint64_t end, std::size_t event) { blocks_.emplace(addr, Block{end, event}); }
+  // The alloc event of the block at addr, or kNoEvent; `remove` forgets it.
+  std::size_t event_at(std::uint64_t addr, bool remove) {
+    const auto it = blocks_.find(addr);
+    if (it == blocks_.end()) return kNoEvent;
+    const std::size_t event = it->second.event;
+    if (remove) blocks_.erase(it);
+    return event;
+  }
+
+ private:
+  std::map<std::uint64_t, Block> blocks_;  // by address
+};
 
 bool is_release(TraceAction action) {
   return action == TraceAction::segment_free || action == TraceAction::segment_unmap;
@@ -104,43 +165,41 @@ DeviceEvents device_events(int device, const std::vector<TraceEntry>& trace,
   DeviceEvents out;
   out.device = device;
   out.events.reserve(trace.size());
-  std::unordered_map<std::uint64_t, std::size_t> live;  // block address -> its alloc event
+  LiveBlocks live;
   AddressRanges reserved;
   std::size_t release_run_end = 0;
   std::size_t free_requests = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TraceEntry& entry = trace[i];
+    check_entry(device, i, entry);
+    const std::uint64_t end = names_a_range(entry.action) ? entry.addr + entry.size : 0;  // checked
     ReplayEvent event;
     switch (entry.action) {
       case TraceAction::alloc: {
         event = event_of(entry, i, ReplayEventKind::alloc);
-        const auto [it, inserted] = live.emplace(entry.addr, out.events.size());
-        if (!inserted) {
-          throw SnapshotError(
-              entry_name(device, i) + ": alloc at " + hex(entry.addr) + " while the block " +
-              "allocated there at entry " + std::to_string(out.events[it->second].trace_index) +
-              " was never freed (free_completed missing: recorded with skip_actions?)");
+        // A 0-byte block still has its address: two blocks never start at the same one.
+        if (const auto* other = live.overlapping(entry.addr, std::max(end, entry.addr + 1))) {
+          const std::size_t other_entry = out.events[other->second.event].trace_index;
+          throw SnapshotError(entry_name(device, i) + ": alloc of " + std::to_string(entry.size) + " bytes at " +
+                              hex(entry.addr) + " overlaps the block allocated at " + hex(other->first) +
+                              " by entry " + std::to_string(other_entry) +
+                              ", never freed (free_completed missing: recorded with skip_actions?)");
         }
+        live.add(entry.addr, end, out.events.size());
         if (!reserved.contains(entry.addr)) ++out.allocs_outside_segments;
         ++out.allocs;
         break;
       }
       case TraceAction::free_requested: {
         event = event_of(entry, i, ReplayEventKind::free_requested);
-        const auto it = live.find(entry.addr);
-        if (it != live.end()) event.alloc_event = it->second;
+        event.alloc_event = live.event_at(entry.addr, false);
         ++free_requests;
         break;
       }
       case TraceAction::free_completed: {
         event = event_of(entry, i, ReplayEventKind::free);
-        const auto it = live.find(entry.addr);
-        if (it != live.end()) {
-          event.alloc_event = it->second;
-          live.erase(it);
-        } else {
-          ++out.frees_before_trace;
-        }
+        event.alloc_event = live.event_at(entry.addr, true);
+        if (event.alloc_event == kNoEvent) ++out.frees_before_trace;
         ++out.frees;
         break;
       }
@@ -149,7 +208,7 @@ DeviceEvents device_events(int device, const std::vector<TraceEntry>& trace,
         event = event_of(entry, i,
                          entry.action == TraceAction::segment_alloc ? ReplayEventKind::segment_alloc
                                                                     : ReplayEventKind::segment_map);
-        reserved.add(entry.addr, range_end(entry));
+        reserved.add(entry.addr, end);
         break;
       case TraceAction::segment_free:
       case TraceAction::segment_unmap: {
@@ -167,7 +226,7 @@ DeviceEvents device_events(int device, const std::vector<TraceEntry>& trace,
             event_of(entry, i,
                      entry.action == TraceAction::segment_free ? ReplayEventKind::segment_free
                                                                : ReplayEventKind::segment_unmap);
-        if (reserved.remove(entry.addr, range_end(entry)) < entry.size) ++out.releases_before_trace;
+        if (reserved.remove(entry.addr, end) < entry.size) ++out.releases_before_trace;
         break;
       }
       case TraceAction::oom:

@@ -171,7 +171,7 @@ TEST(SnapshotEvents, ContradictionsAndSkippedFreesAreRefused) {
       {entry(TraceAction::alloc, 0x1000, 512), entry(TraceAction::alloc, 0x1000, 512)});
   expect_one_line(
       events_error(twice),
-      "device_traces[0][1]: alloc at 0x1000 while the block allocated there at entry 0");
+      "device_traces[0][1]: alloc of 512 bytes at 0x1000 overlaps the block allocated at 0x1000 by entry 0");
 }
 
 TEST(SnapshotEvents, UnknownActionsAreCountedAndDevicesKeepTheirIndex) {
