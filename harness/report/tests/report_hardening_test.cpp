@@ -4,10 +4,14 @@
 
 #include <chrono>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/report/comparison.hpp"
+#include "harness/report/input_error.hpp"
 #include "harness/report/markdown_report.hpp"
 #include "harness/report/svg.hpp"
 #include "harness/report/tests/sample_records.hpp"
+#include "harness/report/trace_reader.hpp"
 
 namespace oomlab::report {
 namespace {
@@ -55,6 +59,18 @@ TEST(ReportPage, NamesAreTextNotMarkup) {
     EXPECT_FALSE(holds_control_bytes(svg)) << name;
     EXPECT_EQ(name.find('/'), std::string::npos) << name;
     EXPECT_EQ(svg.find("<script"), std::string::npos) << name;
+  }
+}
+
+// Found by report_input_fuzz: nlohmann's value<size_t> on 3.5e119 is undefined behaviour, and a
+// segment list of the wrong type threw past the reader's InputError (exit 1, not 2).
+TEST(TraceReader, NumbersOutOfRangeAndWrongTypesAreAMalformedTrace) {
+  for (const char* text : {R"({"traceEvents":[{"ph":"i","pid":1,"name":"alloc","args":{"bytes":3.5e119}}]})",
+                           R"({"traceEvents":[{"ph":"i","pid":1,"name":"alloc","args":{"bytes":-1}}]})",
+                           R"({"traceEvents":[],"otherData":{"segments_before_events":[1]}})",
+                           R"({"traceEvents":[],"otherData":{"sites":[1]}})"}) {
+    SCOPED_TRACE(text);
+    EXPECT_THROW(read_trace(nlohmann::json::parse(text), "t.json"), InputError);
   }
 }
 
