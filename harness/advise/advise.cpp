@@ -241,9 +241,10 @@ class Advisor {
   void try_bisected(const std::string& knob, const std::string& step, const std::string& trade, int rank) {
     if (!base_values_.count(knob)) return;
     const KnobBisection found = bisect_knob(base_, knob);
-    if (found.largest_fitting <= 0 || found.largest_fitting >= found.start) return;
+    // Only a smaller value of a knob whose memory grows with it is the remedy named here.
+    if (found.more_needs_less || found.fitting <= 0 || found.fitting >= found.start) return;
     std::map<std::string, std::string> values = base_values_;
-    values[knob] = std::to_string(found.largest_fitting);
+    values[knob] = std::to_string(found.fitting);
     Candidate c = candidate_with(base_.variant, values, "");
     c.step = step + " (the largest that fits)";
     c.trade = trade;

@@ -33,16 +33,23 @@ BudgetBisection bisect_budget(RunRequest base, std::size_t resolution = std::siz
 
 struct KnobBisection {
   std::string knob;
-  std::int64_t start = 0;             // the variant's (or --set) value
-  std::int64_t largest_fitting = 0;   // 0: not even the smallest value fits
-  std::int64_t smallest_failing = 0;  // 0: every value up to the knob's maximum fits
-  std::int64_t step = 1;              // values searched are multiples of this
+  std::int64_t start = 0;     // the variant's (or --set) value
+  // Whether the run needs less memory as the knob grows (micro_batches, gpus when sharded): then
+  // the answer is the smallest value that fits, else the largest.
+  bool more_needs_less = false;
+  std::int64_t fitting = 0;   // the answer; 0: no value the scenario accepts fits
+  std::int64_t failing = 0;   // the accepted value next to it, past the answer, that does not fit;
+                              // 0: every accepted value on that side fits
+  std::int64_t step = 1;      // values searched are multiples of this
   std::vector<Probe> probes;
 };
 
-// Largest value of the integer knob `knob` that fits base's budget, other settings as given.
-// When the scenario needs the value to be a multiple of another knob (batch of micro_batches),
-// only multiples are tried. Throws std::invalid_argument for an unknown or non-integer knob.
+// The value of the integer knob `knob` nearest the run's limit that fits base's budget, other
+// settings as given: the largest where more of the knob needs more memory (batch, seq), the
+// smallest where it needs less (micro_batches, gpus); the direction is measured by two uncapped
+// runs. Only values the scenario accepts are tried (a batch a multiple of micro_batches,
+// micro_batches a divisor of the batch, ...). Throws std::invalid_argument for an unknown or
+// non-integer knob, or an unlimited budget (every value fits: nothing to search).
 KnobBisection bisect_knob(RunRequest base, const std::string& knob);
 
 }  // namespace oomlab::advise

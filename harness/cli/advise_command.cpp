@@ -13,6 +13,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/atomic_file.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 namespace {
@@ -112,13 +113,13 @@ int advise_command(const AdviseCliOptions& options) {
     Json out = oomlab::to_json(record);
     out["advise"] = json;
     try {
-      write_file_atomically(options.out_path, out.dump(2) + "\n");
+      write_file_atomically(options.out_path, json_text(out, 2) + "\n");
     } catch (const std::runtime_error& e) {
       throw UsageError(e.what());
     }
   }
   if (options.json) {
-    std::printf("%s\n", json.dump(2).c_str());
+    std::printf("%s\n", json_text(json, 2).c_str());
   } else {
     std::printf("advise: %s/%s on %s scale (%s), budget %s\n", base.scenario.c_str(), base.variant.c_str(),
                 scale_name(base.scale), describe_knobs(advice.as_given.knobs).c_str(),

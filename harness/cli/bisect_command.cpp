@@ -11,6 +11,7 @@
 #include "harness/memory/size.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/knobs.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 namespace {
@@ -47,7 +48,7 @@ void write_answer_record(const RunRequest& answer, const Json& result, const std
   nlohmann::ordered_json json = to_json(record);
   json["bisect"] = result;
   try {
-    write_file_atomically(path, json.dump(2) + "\n");
+    write_file_atomically(path, json_text(json, 2) + "\n");
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
@@ -80,20 +81,25 @@ int bisect_command(const BisectOptions& options) {
     } else {
       const advise::KnobBisection k = advise::bisect_knob(base, options.knob);
       const std::string budget = resolve_run(base).budget.describe();
-      found = k.largest_fitting > 0;
+      const std::string extreme = k.more_needs_less ? "smallest" : "largest";
+      found = k.fitting > 0;
       if (found) {
-        answer.set.emplace_back(k.knob, std::to_string(k.largest_fitting));
-        verdict = "the largest " + k.knob + " that fits " + budget + " is " + std::to_string(k.largest_fitting) +
-                  (k.smallest_failing ? " (" + std::to_string(k.smallest_failing) + " does not)" : " (the knob's maximum)");
+        answer.set.emplace_back(k.knob, std::to_string(k.fitting));
+        verdict = "the " + extreme + " " + k.knob + " that fits " + budget + " is " + std::to_string(k.fitting) +
+                  (k.failing ? " (" + std::to_string(k.failing) + " does not)"
+                             : " (the " + extreme + " value the scenario accepts here)");
+        if (k.more_needs_less) verdict += "; more " + k.knob + " needs less memory here";
       } else {
-        verdict = "no " + k.knob + " fits " + budget + ": not even " + std::to_string(k.smallest_failing);
+        verdict = "no " + k.knob + " fits " + budget + ": not even " + k.knob + "=" + std::to_string(k.failing) +
+                  ", the value the scenario accepts here that needs the least memory";
       }
-      result = {{"question", "largest " + k.knob},
+      result = {{"question", extreme + " " + k.knob},
                 {"knob", k.knob},
+                {"direction", k.more_needs_less ? "more needs less memory" : "more needs more memory"},
                 {"start", k.start},
                 {"step", k.step},
-                {"largest_fitting", found ? Json(k.largest_fitting) : Json(nullptr)},
-                {"smallest_failing", k.smallest_failing ? Json(k.smallest_failing) : Json(nullptr)},
+                {"fitting", found ? Json(k.fitting) : Json(nullptr)},
+                {"failing", k.failing ? Json(k.failing) : Json(nullptr)},
                 {"budget", budget},
                 {"probes", probes_json(k.probes)}};
     }
@@ -117,7 +123,7 @@ int bisect_command(const BisectOptions& options) {
   if (found && !options.out_path.empty()) write_answer_record(answer, result, options.out_path);
 
   if (options.json) {
-    std::printf("%s\n", result.dump(2).c_str());
+    std::printf("%s\n", json_text(result, 2).c_str());
   } else {
     std::printf("%s:\n  %s\n  %zu runs on dry in %.2f s\n", subject(base).c_str(), verdict.c_str(),
                 result["probes"].size(), seconds);

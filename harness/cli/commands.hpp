@@ -140,5 +140,8 @@ RunRequest question_request(const QuestionOptions& options);
 double timeout_option(double seconds);
 // UsageError unless a file can be written at `path` (checked before any variant runs).
 void require_writable(const char* option, const std::string& path);
+// Throws UsageError when no private temporary folder can be made (TMPDIR names no writable
+// folder): checked before any variant runs in a child, which needs one for its record.
+void require_temp_directory();
 
 }  // namespace oomlab::cli

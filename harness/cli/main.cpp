@@ -1,6 +1,7 @@
 // oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay. Bad input is one "oomlab: error: ..." line and exit code 2.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -222,6 +223,11 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // These run variants in child processes, each needing a private temp folder for its record.
+    if ((run->parsed() && !run_options.in_process) || suite->parsed() || bisect->parsed() || advise->parsed() ||
+        (report->parsed() && !report_options.no_rerun)) {
+      oomlab::cli::require_temp_directory();
+    }
     if (list->parsed()) return oomlab::cli::list_command(list_options);
     if (run->parsed()) {
       run_options.steps_given = steps->count() > 0;
@@ -244,6 +250,11 @@ int main(int argc, char** argv) {
   } catch (const oomlab::process::Interrupted& interrupted) {
     std::fprintf(stderr, "oomlab: %s\n", interrupted.describe().c_str());
     return interrupted.exit_code();
+  } catch (const std::bad_alloc&) {
+    // Host memory, not a GPU's (a run's OOM is its outcome, never thrown this far): an input too
+    // large for this machine is the input's problem, exit 2 like any other.
+    return usage_error("this machine ran out of host memory for the input; give a smaller one, or run where more "
+                       "memory is free");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oomlab: error: %s\n", e.what());
     return 1;

@@ -5,6 +5,7 @@
 
 #include "harness/device/cuda_archs.hpp"
 #include "harness/runner/atomic_file.hpp"
+#include "harness/runner/temp_directory.hpp"
 
 namespace oomlab::cli {
 
@@ -87,6 +88,11 @@ RunRequest question_request(const QuestionOptions& options) {
 void require_writable(const char* option, const std::string& path) {
   std::string why = why_not_writable(path);
   if (!why.empty()) throw UsageError(std::string(option) + " " + path + ": cannot write (" + why + ")");
+}
+
+void require_temp_directory() {
+  const std::string why = why_no_temp_directory();
+  if (!why.empty()) throw UsageError(why);
 }
 
 }  // namespace oomlab::cli

@@ -13,6 +13,7 @@
 #include "harness/report/written_files.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 
@@ -108,7 +109,7 @@ int run_command(const RunOptions& options) {
       for (const RunRecord& record : records) json.push_back(to_json(record));
     }
     try {
-      write_file_atomically(options.out_path, json.dump(2) + "\n");
+      write_file_atomically(options.out_path, json_text(json, 2) + "\n");
     } catch (const std::runtime_error& e) {
       throw UsageError(e.what());
     }

@@ -16,6 +16,7 @@
 #include "harness/report/written_files.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
 
@@ -159,7 +160,7 @@ int suite_command(const SuiteOptions& options) {
       RunRecord record = run_variant_in_child(request);
       oom_dumps += report::written_file_notes(request, record).size();  // compare and report
       try {
-        write_file_atomically(folder.file(planned[i]), to_json(record).dump(2) + "\n");
+        write_file_atomically(folder.file(planned[i]), json_text(to_json(record), 2) + "\n");
       } catch (const std::runtime_error& e) {
         throw UsageError(e.what());
       }

@@ -3,7 +3,9 @@
 // the run may write, then after each run; "complete": true only once every run ended. Starting
 // a suite removes the records an earlier suite listed there (and nothing else), so no record
 // from another run is left looking current; a folder holding files that no suite wrote is
-// refused, never cleared.
+// refused, never cleared. While a SuiteFolder lives it holds an exclusive lock on the folder
+// (flock on its .suite.lock, released when the process ends however it ends), so a second suite
+// started on the same folder says which process holds it instead of deleting its records.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,6 +19,9 @@ class SuiteFolder {
   // Creates `path` if needed, checks it can be written and removes the previous suite's records.
   // Throws UsageError naming the folder when it cannot be used.
   explicit SuiteFolder(std::string path);
+  ~SuiteFolder();
+  SuiteFolder(const SuiteFolder&) = delete;
+  SuiteFolder& operator=(const SuiteFolder&) = delete;
 
   const std::string& path() const { return path_; }
   std::string file(const std::string& name) const { return path_ + "/" + name; }
@@ -26,9 +31,11 @@ class SuiteFolder {
                      const std::vector<std::string>& planned_records) const;
 
   static constexpr const char* kSummaryName = "suite.json";
+  static constexpr const char* kLockName = ".suite.lock";
 
  private:
   std::string path_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace oomlab::cli

@@ -176,8 +176,12 @@ bool write_all(int fd, const std::string& text) {
 WaitResult wait_interruptibly(Child& child, double timeout_seconds, double grace_seconds) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
-  const bool limited = timeout_seconds > 0;
-  const auto deadline = limited ? Clock::now() + seconds(timeout_seconds) : Clock::time_point::max();
+  // A limit past what the clock can count (about 292 years in nanoseconds: --timeout 1e10) is no
+  // limit; converting it would overflow into a deadline in the past and kill the child at once.
+  const auto start = Clock::now();
+  const double representable = std::chrono::duration<double>(Clock::time_point::max() - start).count();
+  const bool limited = timeout_seconds > 0 && timeout_seconds < representable / 2;
+  const auto deadline = limited ? start + seconds(timeout_seconds) : Clock::time_point::max();
   set_current_child(child.pid());
   struct Forget { ~Forget() { set_current_child(0); } } forget;
   for (;;) {

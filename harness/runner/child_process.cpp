@@ -20,6 +20,7 @@
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/runner/temp_directory.hpp"
+#include "harness/runner/json_text.hpp"
 
 namespace oomlab {
 
@@ -211,7 +212,7 @@ int child_main(int argc, char** argv) {
   }
   try {
     RunRecord record = run_variant_in_process(request);
-    write_file_atomically(record_path, to_json(record).dump(2) + "\n");
+    write_file_atomically(record_path, json_text(to_json(record), 2) + "\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oomlab: error: %s: %s\n", kChildCommand, e.what());
     return 3;

@@ -8,8 +8,10 @@
 
 namespace oomlab {
 
-// indent < 0: one line; else pretty-printed with that many spaces.
-inline std::string json_text(const nlohmann::json& document, int indent = -1) {
+// indent < 0: one line; else pretty-printed with that many spaces. Any nlohmann document type
+// (json, ordered_json: its key order is kept).
+template <typename Document>
+std::string json_text(const Document& document, int indent = -1) {
   return document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -38,6 +38,7 @@ std::string checked_value(const std::string& scenario, const KnobSpec& spec, std
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (text.empty() || error != std::errc() || end != text.data() + text.size()) reject("not a whole number");
       if (value < spec.min || value > spec.max) reject("out of range");
+      if (value % spec.multiple_of != 0) reject("not a multiple of " + std::to_string(spec.multiple_of));
       return std::to_string(value);
     }
     case KnobSpec::Kind::choice:
@@ -58,8 +59,10 @@ std::string checked_value(const std::string& scenario, const KnobSpec& spec, std
 
 }  // namespace
 
-KnobSpec KnobSpec::integer(std::string name, std::string description, std::int64_t min, std::int64_t max) {
+KnobSpec KnobSpec::integer(std::string name, std::string description, std::int64_t min, std::int64_t max,
+                           std::int64_t multiple_of) {
   KnobSpec spec;
+  spec.multiple_of = multiple_of;
   spec.name = std::move(name);
   spec.description = std::move(description);
   spec.kind = Kind::integer;
@@ -87,7 +90,9 @@ KnobSpec KnobSpec::boolean(std::string name, std::string description) {
 
 std::string KnobSpec::accepted() const {
   switch (kind) {
-    case Kind::integer: return "a whole number " + std::to_string(min) + ".." + std::to_string(max);
+    case Kind::integer:
+      return (multiple_of > 1 ? "a multiple of " + std::to_string(multiple_of) + " in " : std::string("a whole number ")) +
+             std::to_string(min) + ".." + std::to_string(max);
     case Kind::choice: return "one of " + join(choices);
     case Kind::boolean: return "true or false";
   }

@@ -21,13 +21,14 @@ struct KnobSpec {
   Kind kind = Kind::integer;
   std::int64_t min = 1;     // integer: inclusive range
   std::int64_t max = std::numeric_limits<std::int32_t>::max();
+  std::int64_t multiple_of = 1;      // integer: only multiples of this are accepted
   std::vector<std::string> choices;  // choice: the accepted values
 
   static KnobSpec integer(std::string name, std::string description, std::int64_t min,
-                          std::int64_t max);
+                          std::int64_t max, std::int64_t multiple_of = 1);
   static KnobSpec choice(std::string name, std::string description, std::vector<std::string> choices);
   static KnobSpec boolean(std::string name, std::string description);
-  // "integer 1..4096", "one of f32, bf16, f16", "true or false".
+  // "a whole number 1..4096", "a multiple of 4 in 4..8192", "one of f32, bf16, f16", "true or false".
   std::string accepted() const;
 };
 

@@ -15,6 +15,7 @@
 #include "harness/memory/tags.hpp"
 #include "harness/memory/trace_export.hpp"
 #include "harness/runner/atomic_file.hpp"
+#include "harness/runner/json_text.hpp"
 #include "harness/runner/progress.hpp"
 #include "harness/runner/run_context.hpp"
 
@@ -297,7 +298,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     if (!request.trace_path.empty()) {
       // The run gave its answer; a trace that cannot be written does not change it.
       try {
-        write_file_atomically(request.trace_path, memory::chrome_trace(device.allocator()).dump());
+        write_file_atomically(request.trace_path, json_text(memory::chrome_trace(device.allocator())));
         const std::string dropped = device.allocator().trace().dropped_note();
         if (!dropped.empty()) record.warnings.push_back(dropped);
       } catch (const std::exception& e) {
@@ -307,7 +308,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
     if (oom && !request.oom_dump_path.empty()) {  // the last events and the segments at the OOM
       try {
         write_file_atomically(request.oom_dump_path,
-                              memory::oom_dump(device.allocator(), record.outcome.message).dump());
+                              json_text(memory::oom_dump(device.allocator(), record.outcome.message)));
       } catch (const std::exception& e) {
         record.warnings.push_back(kOomDumpNotWritten + std::string(e.what()));
       }

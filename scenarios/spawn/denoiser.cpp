@@ -76,9 +76,13 @@ ConvDenoiser::ConvDenoiser(Device& device, const Shape& batch_shape, const Denoi
   dw2_ = part(grads_, offset, w2_shape);
   db2_ = part(grads_, offset, b2_shape);
 
+  memory::TagScope tag(memory::Tag::data);
+  if (device.is_dry()) {  // no values to hold: host memory must not grow with the batch planned
+    perturbation_ = Tensor::empty(device, batch_shape, DType::f32);
+    return;
+  }
   std::vector<float> noise;
   append_uniform(noise, shape_numel(batch_shape), config.perturbation, rng);
-  memory::TagScope tag(memory::Tag::data);
   perturbation_ = Tensor::from_host(device, batch_shape, DType::f32, noise);
 }
 

@@ -123,7 +123,8 @@ SrganLeakPlan srgan_leak_plan(Scale scale) {
 
 std::vector<KnobSpec> SrganLeakScenario::knobs() const {
   return {KnobSpec::integer("batch", "image pairs per training step", 1, 4096),
-          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x)", 4, 8192),
+          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x; the "
+                                                "discriminator halves it 4 times)", 4, 8192, 4),
           KnobSpec::choice("dtype", "f32, or bf16 mixed precision (f32 master weights and Adam moments)",
                            {"f32", "bf16"})};
 }

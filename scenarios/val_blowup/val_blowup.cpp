@@ -91,7 +91,8 @@ ValBlowupPlan val_blowup_plan_with(ValBlowupPlan plan, const KnobValues& knobs) 
 std::vector<KnobSpec> ValBlowupScenario::knobs() const {
   return {KnobSpec::integer("batch", "training batch (B); fixed-chunked validates in chunks of it", 1, 4096),
           KnobSpec::integer("val_batch", "validation batch (the story's is 4B)", 1, 65536),
-          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x)", 4, 8192),
+          KnobSpec::integer("lr_size", "low-resolution side in pixels (the generator outputs 4x; the "
+                                                "discriminator halves it 4 times)", 4, 8192, 4),
           KnobSpec::choice("dtype", "f32, or bf16 (activations and the weights the convs read)", {"f32", "bf16"})};
 }
 

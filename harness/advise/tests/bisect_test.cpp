@@ -50,29 +50,73 @@ TEST(BisectKnob, FindsTheLargestBatchThatFitsTheStoryBudget) {
   const RunRequest base = dry_full("gpt_train", "broken");  // batch 32 does not fit rtx4090
   const KnobBisection k = bisect_knob(base, "batch");
   EXPECT_EQ(k.start, 32);
-  ASSERT_GT(k.largest_fitting, 0);
-  EXPECT_LT(k.largest_fitting, 32);
-  EXPECT_EQ(k.smallest_failing, k.largest_fitting + 1);
+  ASSERT_GT(k.fitting, 0);
+  EXPECT_LT(k.fitting, 32);
+  EXPECT_EQ(k.failing, k.fitting + 1);
   RunRequest at = base;
-  at.set = {{"batch", std::to_string(k.largest_fitting)}};
+  at.set = {{"batch", std::to_string(k.fitting)}};
   EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::ok);
-  at.set = {{"batch", std::to_string(k.smallest_failing)}};
+  at.set = {{"batch", std::to_string(k.failing)}};
   EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::oom);
 }
 
 TEST(BisectKnob, AnAccumulatedBatchMovesInWholeMicroBatches) {
   const KnobBisection k = bisect_knob(dry_full("gpt_train", "grad-accum"), "batch");
   EXPECT_EQ(k.step, 4);
-  EXPECT_EQ(k.largest_fitting % 4, 0);
-  EXPECT_GE(k.largest_fitting, 32) << "the story's grad-accum fits at batch 32";
+  EXPECT_EQ(k.fitting % 4, 0);
+  EXPECT_GE(k.fitting, 32) << "the story's grad-accum fits at batch 32";
 }
 
 TEST(BisectKnob, AFittingStartSearchesUpward) {
   RunRequest base = dry_full("gpt_train", "bf16");
   base.budget = "rtx4060ti-16g";
   const KnobBisection k = bisect_knob(base, "seq");
-  EXPECT_GT(k.largest_fitting, 1024);
-  EXPECT_GT(k.smallest_failing, k.largest_fitting);
+  EXPECT_GT(k.fitting, 1024);
+  EXPECT_GT(k.failing, k.fitting);
+}
+
+// Knobs where more means less memory: bisect answered "not even 1" although 8, 16 and 32 fit.
+// The answer is the smallest value that fits, and only values the scenario accepts are tried.
+TEST(BisectKnob, MoreMicroBatchesNeedLessMemoryTheAnswerIsTheSmallestThatFits) {
+  RunRequest base = dry_full("gpt_train", "grad-accum");
+  base.budget = "rtx3060-12g";
+  const KnobBisection k = bisect_knob(base, "micro_batches");
+  EXPECT_TRUE(k.more_needs_less);
+  ASSERT_GT(k.fitting, 0);
+  RunRequest at = base;
+  at.set = {{"micro_batches", std::to_string(k.fitting)}};
+  EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::ok);
+  ASSERT_GT(k.failing, 0) << "micro_batches=1 (the whole batch at once) does not fit 12 GB";
+  EXPECT_LT(k.failing, k.fitting);
+  at.set = {{"micro_batches", std::to_string(k.failing)}};
+  EXPECT_EQ(run_variant_in_process(at).outcome.status, OutcomeStatus::oom);
+  for (const Probe& p : k.probes) {
+    const auto value = std::stoll(p.setting.substr(p.setting.find('=') + 1));
+    EXPECT_EQ(32 % value, 0) << p.setting << ": micro_batches must divide the batch of 32";
+  }
+}
+
+TEST(BisectKnob, MoreShardsNeedLessMemory) {
+  RunRequest base = dry_full("gpt_train", "bf16");
+  base.budget = "8GiB";
+  base.set = {{"shard", "true"}};
+  const KnobBisection k = bisect_knob(base, "gpus");
+  EXPECT_TRUE(k.more_needs_less);
+  ASSERT_GT(k.fitting, 1);
+  EXPECT_EQ(k.failing, k.fitting / 2) << "the accepted value below the answer (gpus must divide the batch)";
+}
+
+TEST(BisectKnob, AnUnlimitedBudgetHasNoBoundaryToFind) {
+  RunRequest base = dry_full("gpt_train", "broken");
+  base.budget = "unlimited";
+  EXPECT_THROW(bisect_knob(base, "batch"), std::invalid_argument);
+}
+
+// lr_size takes only sizes the model accepts: bisect stepped onto a refused one and ended with
+// "the run failed for another reason than memory" (exit 1).
+TEST(BisectKnob, StepsOnlyOnValuesTheScenarioAccepts) {
+  const KnobBisection k = bisect_knob(dry_full("srgan_leak", "broken"), "lr_size");
+  EXPECT_GT(k.fitting, 0);
 }
 
 TEST(BisectKnob, OnlyWholeNumberKnobsOfTheScenario) {

@@ -2,8 +2,11 @@
 // (a device node, a link, a FIFO), a path that cannot be written is refused before the run, a
 // trace that fails is a warning and never the run's outcome, and every setting of run and suite
 // is checked before anything runs. The suite's folder holds one suite run, marked complete.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -136,6 +139,45 @@ TEST(CliSuiteFolder, AFolderOfSomeoneElsesFilesIsRefused) {
   EXPECT_EQ(read_text_file(dir.path("thesis.tex")), "mine\n");
   write_file_atomically(dir.path("suite.json"), "not json");
   expect_usage_error({"suite", "--device", "dry", "--out-dir", dir.path()}, "suite.json");
+}
+
+// A TMPDIR that names no folder was reported as the variant's error (exit 1, a failed run);
+// it is the user's setting: one line naming TMPDIR, exit 2, before anything runs.
+TEST(CliOutput, ATmpdirThatCannotHoldAFolderIsAUsageError) {
+  expect_usage_error(kQuickRun, "TMPDIR", {{"TMPDIR", "/nonexistent/oomlab"}});
+  TempDir dir;
+  expect_usage_error({"suite", "--device", "dry", "--scale", "tiny", "--out-dir", dir.path()}, "TMPDIR",
+                     {{"TMPDIR", "/nonexistent/oomlab"}});
+}
+
+// Two suites on one folder each deleted the other's records at start, and both said "complete".
+// A suite holds the folder's lock while it runs; a second one names the holder and exits 2,
+// touching nothing. Here the test holds the lock as a running suite would.
+TEST(CliSuiteFolder, ASecondSuiteOnABusyFolderIsRefusedAndTouchesNothing) {
+  TempDir dir;
+  make_previous_suite(dir);
+  const std::string before = read_text_file(dir.path("suite.json"));
+  const int lock = ::open(dir.path(".suite.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX | LOCK_NB), 0);
+  const std::string holder = "pid 4242, started 2026-12-03T08:00:00Z\n";
+  ASSERT_EQ(::write(lock, holder.data(), holder.size()), static_cast<ssize_t>(holder.size()));
+  expect_usage_error({"suite", "--device", "dry", "--scale", "tiny", "--out-dir", dir.path()},
+                     "in use by another oomlab suite ('pid 4242");
+  EXPECT_EQ(read_text_file(dir.path("suite.json")), before);
+  EXPECT_TRUE(fs::exists(dir.path("stale.broken.dry-full.json"))) << "the running suite's record";
+  ::close(lock);  // the holder ends (however it ends: the kernel drops the lock)
+  Result result = run_oomlab({"suite", "--device", "dry", "--scale", "tiny", "--out-dir", dir.path()});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(fs::exists(dir.path("stale.broken.dry-full.json")));
+}
+
+TEST(CliSuiteFolder, AFolderHoldingOnlyALeftLockIsANewFolder) {
+  TempDir dir;
+  write_file_atomically(dir.path(".suite.lock"), "pid 1, started long ago\n");
+  Result result = run_oomlab({"suite", "--device", "dry", "--scale", "tiny", "--out-dir", dir.path()});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(fs::exists(dir.path("suite.json")));
 }
 
 }  // namespace

@@ -145,8 +145,9 @@ TEST(CliQuestion, BisectAndAdviseAnswerOnDry) {
   Result bisect = run_oomlab({"bisect", "gpt_train", "--knob", "batch", "--json"});
   ASSERT_EQ(bisect.exit_code, 0) << bisect.err;
   const auto answer = nlohmann::json::parse(bisect.out);
-  EXPECT_GT(answer["largest_fitting"].get<int>(), 0);
-  EXPECT_EQ(answer["smallest_failing"].get<int>(), answer["largest_fitting"].get<int>() + 1);
+  EXPECT_EQ(answer["question"], "largest batch");
+  EXPECT_GT(answer["fitting"].get<int>(), 0);
+  EXPECT_EQ(answer["failing"].get<int>(), answer["fitting"].get<int>() + 1);
 
   Result budget = run_oomlab({"bisect", "fragmentation"});
   EXPECT_EQ(budget.exit_code, 0) << budget.err;

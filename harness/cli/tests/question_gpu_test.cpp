@@ -17,7 +17,7 @@ TEST(QuestionGpu, BisectsLargestBatchIsConfirmedOnCuda) {
                               "batch", "--device", "cuda", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const auto answer = nlohmann::json::parse(result.out);
-  EXPECT_GT(answer["largest_fitting"].get<int>(), 0) << result.out;
+  EXPECT_GT(answer["fitting"].get<int>(), 0) << result.out;
   EXPECT_EQ(answer["confirmed_on"], "cuda") << result.out;
   EXPECT_EQ(answer["confirmed"], true) << result.out;
 }

@@ -277,5 +277,16 @@ TEST(Lifetime, TheTimeLimitStillKills) {
   EXPECT_EQ(result.status.signal, SIGKILL);
 }
 
+// --timeout 1e10 (past what a nanosecond clock counts from now) overflowed into a deadline in
+// the past: the child was killed at once and reported as a crash. Such a limit is no limit.
+TEST(Lifetime, ATimeLimitPastTheClocksRangeIsNoLimit) {
+  for (const double huge : {1e10, 1e300}) {
+    Child child = spawn_worker("test.exit-with", {"3"});
+    const WaitResult result = wait_interruptibly(child, huge);
+    EXPECT_FALSE(result.timed_out) << huge;
+    EXPECT_EQ(result.status.code, 3) << huge;
+  }
+}
+
 }  // namespace
 }  // namespace oomlab::process
