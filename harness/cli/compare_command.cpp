@@ -26,7 +26,7 @@ double threshold_option(const std::string& text) {
   char* end = nullptr;
   const double percent = number.empty() ? NAN : std::strtod(number.c_str(), &end);
   if (number.empty() || *end != '\0' || !std::isfinite(percent) || percent < 0) {
-    throw UsageError("--threshold '" + text + "' is not a percentage (e.g. 2%, 0.5%)");
+    throw UsageError("--threshold " + quote_user_text(text) + " is not a percentage (e.g. 2%, 0.5%)");
   }
   return percent / 100;
 }
@@ -37,7 +37,7 @@ std::vector<std::string> metrics_option(const std::string& text) {
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
     const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name.empty()) throw UsageError("--metrics '" + text + "': an empty name between commas");
+    if (name.empty()) throw UsageError("--metrics " + quote_user_text(text) + ": an empty name between commas");
     names.push_back(name);
     if (comma == std::string::npos) break;
     start = comma + 1;

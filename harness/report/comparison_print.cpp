@@ -1,6 +1,5 @@
 #include "harness/report/comparison_print.hpp"
 
-#include <algorithm>
 #include <map>
 
 #include "harness/memory/user_text.hpp"
