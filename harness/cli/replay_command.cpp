@@ -53,9 +53,12 @@ int replay_and_print(const ReplayCliOptions& options) {
     std::fputs(replay_text(report, options.snapshot).c_str(), stdout);
   }
   if (!options.out_path.empty()) {
-    write_output("--out", options.out_path, json_text(to_json(replay::replay_record(report, options.snapshot)), 2) + "\n");
+    const RunRecord record = replay::replay_record(report, options.snapshot);
+    write_output("--out", options.out_path, json_text(to_json(record), 2) + "\n");
   }
-  if (!options.trace_path.empty()) write_output("--trace", options.trace_path, json_text(report.fidelity.chrome_trace) + "\n");
+  if (!options.trace_path.empty()) {
+    write_output("--trace", options.trace_path, json_text(report.fidelity.chrome_trace) + "\n");
+  }
   // PyTorch's OOM is part of what must be reproduced: a failure in the same place is a match.
   const bool same_outcome = (report.events.ooms > 0) == !report.fidelity.fits();
   return report.reproduces_pytorch() && same_outcome ? 0 : 1;

@@ -83,7 +83,8 @@ std::string sites(const ReplayReport& report) {
                           {report::TextTable::Align::right, report::TextTable::Align::right,
                            report::TextTable::Align::right, report::TextTable::Align::left});
   for (const replay::SiteBytes& site : report.top_sites) {
-    table.add_row({format_size(site.bytes), percent(site.bytes, report.live_at_peak), std::to_string(site.blocks), shown(site.site)});
+    table.add_row({format_size(site.bytes), percent(site.bytes, report.live_at_peak), std::to_string(site.blocks),
+                   shown(site.site)});
   }
   return text + table.render();
 }

@@ -125,7 +125,8 @@ Snapshot read_snapshot(const std::uint8_t* data, std::size_t size, const std::st
   PickleLimits pickle = limits.pickle;
   pickle.bytes_already_used = static_cast<std::size_t>(used);
   const std::uint64_t left = limit - used;
-  pickle.max_decoded_bytes = static_cast<std::size_t>(used + std::min<std::uint64_t>(left, limits.pickle.max_decoded_bytes));
+  pickle.max_decoded_bytes =
+      static_cast<std::size_t>(used + std::min<std::uint64_t>(left, limits.pickle.max_decoded_bytes));
   try {
     return parse_snapshot(decode_pickle(data, size, pickle));
   } catch (const PickleError& error) {

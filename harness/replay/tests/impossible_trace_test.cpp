@@ -92,7 +92,9 @@ TEST(ImpossibleTrace, ARangePastTheEndOfTheAddressSpaceIsRefused) {
 TEST(ImpossibleTrace, ReservedBytesBeyondAnyGpuAreRefused) {
   // Each segment is possible; 2048 of 1 TiB held at once are not (the sum passed int64 before).
   std::vector<TraceEntry> entries;
-  for (std::uint64_t i = 0; i < 2048; ++i) entries.push_back(entry(TraceAction::segment_alloc, (i + 1) << 41, 1ULL << 40));
+  for (std::uint64_t i = 0; i < 2048; ++i) {
+    entries.push_back(entry(TraceAction::segment_alloc, (i + 1) << 41, 1ULL << 40));
+  }
   entries.push_back(entry(TraceAction::alloc, 1ULL << 41, 512));
   expect_one_line(analyse_error(trace_of(entries)), "PyTorch's reserved bytes would pass 1125899906842624 bytes");
   Snapshot segments = trace_of({entry(TraceAction::alloc, kBase, 512)});
