@@ -68,8 +68,9 @@ void print_json(const std::vector<Check>& checks, const doctor::Summary& summary
 }  // namespace
 
 int doctor_command(const DoctorOptions& options) {
-  const std::vector<Check> checks = doctor::run_checks(doctor::gather_machine_facts());
-  const doctor::Summary summary = doctor::summarize(checks);
+  const doctor::MachineFacts facts = doctor::gather_machine_facts();
+  const std::vector<Check> checks = doctor::run_checks(facts);
+  const doctor::Summary summary = doctor::summarize(checks, doctor::device_unchecked_reason(facts));
   if (options.json) {
     print_json(checks, summary);
   } else {

@@ -21,7 +21,7 @@ const char* verdict_name(Verdict verdict) {
   return "?";
 }
 
-Summary summarize(const std::vector<Check>& checks) {
+Summary summarize(const std::vector<Check>& checks, const std::string& device_unchecked) {
   Summary summary;
   std::string failed, warned;
   for (const Check& check : checks) {
@@ -42,7 +42,8 @@ Summary summarize(const std::vector<Check>& checks) {
   std::string line;
   if (summary.fail > 0) line += counted(summary.fail, "failed", "failed", failed) + "; ";
   if (summary.warn > 0) line += counted(summary.warn, "warning", "warnings", warned) + "; ";
-  line += std::to_string(summary.ok) + " ok, " + std::to_string(summary.skip) + " skipped";
+  const std::string counts = std::to_string(summary.ok) + " ok, " + std::to_string(summary.skip) + " skipped";
+  line += device_unchecked.empty() ? counts : device_unchecked + " (" + counts + ")";
   summary.line = line;
   return summary;
 }

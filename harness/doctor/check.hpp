@@ -6,7 +6,7 @@
 namespace oomlab::doctor {
 
 // ok: fine; warn: works, but worth knowing (exit code stays 0); fail: this will cost a run
-// memory or stop it (exit code 1); skip: could not be checked here (no GPU, built without NVML).
+// memory or stop it (exit code 1); skip: could not be checked here (no GPU, no NVML).
 enum class Verdict { ok, warn, fail, skip };
 const char* verdict_name(Verdict verdict);  // "ok", "warn", "fail", "skip"
 
@@ -21,6 +21,8 @@ struct Summary {
   int exit_code = 0;   // 1 when any check failed, else 0
   std::string line;    // "1 failed (processes); 1 warning (context); 8 ok, 2 skipped"
 };
-Summary summarize(const std::vector<Check>& checks);
+// `device_unchecked`: why nothing on the device was checked (device_unchecked_reason), said
+// before the counts so that "9 skipped" is not read as nine problems; empty with a GPU.
+Summary summarize(const std::vector<Check>& checks, const std::string& device_unchecked = "");
 
 }  // namespace oomlab::doctor

@@ -16,6 +16,9 @@ std::vector<Check> run_checks(const MachineFacts& facts);
 
 // version_checks.cpp
 Check check_gpu(const MachineFacts& facts);
+// "no GPU: nothing to check on the device" and its kin when no GPU could be used; empty when one
+// was. The verdict line says it (summarize), so the skipped device checks read as what they are.
+std::string device_unchecked_reason(const MachineFacts& facts);
 Check check_driver(const MachineFacts& facts);   // driver's CUDA vs the runtime's
 Check check_runtime(const MachineFacts& facts);  // runtime vs the toolkit it was built with
 Check check_architecture(const MachineFacts& facts);  // this build's GPU code vs the GPU

@@ -71,7 +71,6 @@ void read_loaded_code(GpuFacts& gpu) {
 MachineFacts gather_machine_facts() {
   MachineFacts facts;
   facts.build.with_cuda = OOMLAB_WITH_CUDA;
-  facts.build.with_nvml = OOMLAB_WITH_NVML;
   facts.build.cuda_architectures = built_cuda_architectures_text();
   facts.env.oomlab_alloc_conf = environment("OOMLAB_ALLOC_CONF");
   facts.env.pytorch_alloc_conf = environment("PYTORCH_CUDA_ALLOC_CONF");
@@ -82,10 +81,11 @@ MachineFacts gather_machine_facts() {
   facts.gpu = detail::read_gpu_identity();
   facts.device_files = scan_device_files(kNvidiaDevicePrefix, self);
   if (facts.gpu.available) {
-    facts.nvml = detail::read_nvml_facts(facts.gpu.pci_bus_id, self, facts.versions.driver_release);
+    const NvmlLibrary nvml(nvml_library_path());
+    facts.nvml = detail::read_nvml_facts(nvml, facts.gpu.pci_bus_id, self, facts.versions.driver_release);
     drop_names_not_confirmed(facts.nvml, facts.device_files);
   } else {
-    facts.nvml.error = facts.build.with_nvml ? "no GPU" : "built without NVML";
+    facts.nvml.error = "no GPU";
   }
   facts.versions.driver_release = release_token(facts.versions.driver_release);
   if (facts.versions.driver_release.empty()) facts.versions.driver_release = proc_driver_release();

@@ -18,7 +18,6 @@ struct VersionFacts {
 
 struct BuildFacts {
   bool with_cuda = false;
-  bool with_nvml = false;
   std::string cuda_architectures;  // as built_cuda_architectures_text(): "90a-real", "80;86-real;90a"
 };
 
@@ -58,7 +57,7 @@ struct ModeFact {
 };
 
 struct NvmlFacts {
-  std::string error;  // why NVML did not answer (not built in, init failed); empty when it did
+  std::string error;  // why NVML did not answer, one line ("NVML not found: ..."); empty when it did
   ModeFact mig, ecc, persistence;
   bool processes_known = false;     // true: `processes` is NVML's complete list for the device
   std::vector<GpuProcess> processes;  // other processes only, compute and graphics merged

@@ -1,4 +1,5 @@
-// MIG, ECC and persistence mode: only NVML knows them, so without it they are skipped, not failed.
+// MIG, ECC and persistence mode: only NVML knows them, so without it (no GPU, no driver library)
+// they are skipped, not failed.
 #include <optional>
 #include <string>
 
@@ -20,9 +21,8 @@ const char* mode_name(Mode mode) {
 
 // The skip every NVML check shares when NVML cannot answer; nullopt when it can.
 std::optional<Check> nvml_unavailable(const char* name, const MachineFacts& facts) {
-  if (!facts.build.with_nvml) return Check{name, Verdict::skip, "unknown (built without NVML)"};
   if (!facts.gpu.available) return Check{name, Verdict::skip, "no GPU to ask"};
-  if (!facts.nvml.error.empty()) return Check{name, Verdict::skip, "unknown (NVML: " + facts.nvml.error + ")"};
+  if (!facts.nvml.error.empty()) return Check{name, Verdict::skip, "unknown (" + facts.nvml.error + ")"};
   return std::nullopt;
 }
 

@@ -65,6 +65,15 @@ Check check_gpu(const MachineFacts& facts) {
               visible_devices_note(facts.env) + "; see driver and processes"};
 }
 
+std::string device_unchecked_reason(const MachineFacts& facts) {
+  if (facts.gpu.available) return "";
+  if (!facts.build.with_cuda) return "no GPU (oomlab was built without CUDA): nothing to check on the device";
+  if (facts.versions.driver_cuda == 0 && facts.device_files.device_files == 0) {
+    return "no GPU: nothing to check on the device";
+  }
+  return "no usable GPU: nothing on the device could be checked";
+}
+
 Check check_driver(const MachineFacts& facts) {
   const VersionFacts& v = facts.versions;
   if (!facts.build.with_cuda) return {"driver", Verdict::skip, std::string("not used: ") + kBuiltWithoutCuda};

@@ -48,14 +48,34 @@ TEST(DoctorChecks, WithoutGpuTheGpuChecksAreSkippedAndNothingFails) {
   }
   EXPECT_TRUE(has(check_runtime(no_gpu_machine()), Verdict::ok, "13.0"));
   EXPECT_TRUE(has(check_processes(no_gpu_machine()), Verdict::ok, "no /dev/nvidia* files"));
-  Summary summary = summarize(checks);
+  Summary summary = summarize(checks, device_unchecked_reason(no_gpu_machine()));
   EXPECT_EQ(summary.exit_code, 0);
   EXPECT_EQ(summary.fail, 0);
 }
 
+// "3 ok, 9 skipped" alone read like nine problems: the line says first that there is no GPU.
+TEST(DoctorChecks, WithoutGpuTheSummarySaysNothingOnTheDeviceWasChecked) {
+  const MachineFacts facts = no_gpu_machine();
+  Summary summary = summarize(run_checks(facts), device_unchecked_reason(facts));
+  EXPECT_EQ(summary.line.rfind("no GPU: nothing to check on the device (", 0), 0u) << summary.line;
+  EXPECT_NE(summary.line.find(" skipped)"), std::string::npos) << summary.line;
+
+  MachineFacts cpu_build = facts;
+  cpu_build.build = {false, ""};
+  EXPECT_EQ(device_unchecked_reason(cpu_build).rfind("no GPU (oomlab was built without CUDA)", 0), 0u);
+  MachineFacts broken_driver = facts;
+  broken_driver.versions.driver_cuda = 12020;
+  EXPECT_EQ(device_unchecked_reason(broken_driver).rfind("no usable GPU", 0), 0u);
+  EXPECT_EQ(device_unchecked_reason(h200_machine()), "");
+
+  std::vector<Check> checks = {{"OOMLAB_ALLOC_CONF", Verdict::fail, ""}, {"gpu", Verdict::skip, ""}};
+  EXPECT_EQ(summarize(checks, device_unchecked_reason(facts)).line,
+            "1 failed (OOMLAB_ALLOC_CONF); no GPU: nothing to check on the device (0 ok, 1 skipped)");
+}
+
 TEST(DoctorChecks, CpuOnlyBuildSaysSo) {
   MachineFacts facts = no_gpu_machine();
-  facts.build = {false, false, ""};
+  facts.build = {false, ""};
   facts.versions = {};
   for (const Check& check : {check_gpu(facts), check_driver(facts), check_runtime(facts), check_architecture(facts)}) {
     EXPECT_TRUE(has(check, Verdict::skip, "built without CUDA")) << check.name;
@@ -165,13 +185,15 @@ TEST(DoctorChecks, MigOnWarns) {
 
 TEST(DoctorChecks, NvmlChecksWithoutNvmlAreSkipped) {
   MachineFacts facts = h200_machine();
-  facts.build.with_nvml = false;
+  facts.nvml = NvmlFacts{};
+  facts.nvml.error = "NVML not found: libnvidia-ml.so.1: cannot open shared object file: No such file";
   for (const Check& check : {check_mig(facts), check_ecc(facts), check_persistence(facts)}) {
-    EXPECT_TRUE(has(check, Verdict::skip, "unknown (built without NVML)")) << check.name;
+    EXPECT_TRUE(has(check, Verdict::skip, "unknown (NVML not found: libnvidia-ml.so.1: cannot open")) << check.name;
   }
   facts = h200_machine();
-  facts.nvml.error = "nvmlInit: Driver Not Loaded";
-  EXPECT_TRUE(has(check_ecc(facts), Verdict::skip, "Driver Not Loaded"));
+  facts.nvml.error = "NVML: nvmlInit: Driver Not Loaded";
+  EXPECT_TRUE(has(check_ecc(facts), Verdict::skip, "unknown (NVML: nvmlInit: Driver Not Loaded)"));
+  EXPECT_TRUE(has(check_mig(no_gpu_machine()), Verdict::skip, "no GPU to ask"));
 }
 
 TEST(DoctorChecks, GeForceModes) {

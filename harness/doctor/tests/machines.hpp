@@ -5,10 +5,10 @@
 
 namespace oomlab::doctor::testing {
 
-// The GPU machine: H200, driver 580.159 (CUDA 13.0), built for 90a with NVML, nobody else on it.
+// The GPU machine: H200, driver 580.159 (CUDA 13.0) with its NVML, built for 90a, nobody else on it.
 inline MachineFacts h200_machine() {
   MachineFacts facts;
-  facts.build = {true, true, "90a"};
+  facts.build = {true, "90a"};
   facts.versions = {13000, 13000, 13000, "580.159"};
   GpuFacts& gpu = facts.gpu;
   gpu.available = true;
@@ -45,14 +45,14 @@ inline MachineFacts rtx4060ti_machine() {
   return facts;
 }
 
-// This development machine: the CUDA toolkit, no driver, no GPU, no NVML.
+// This development machine: the CUDA toolkit, no driver, no GPU (so NVML is not asked).
 inline MachineFacts no_gpu_machine() {
   MachineFacts facts;
-  facts.build = {true, false, "90a"};
+  facts.build = {true, "90a"};
   facts.versions = {0, 13000, 13000, ""};
   facts.gpu.unavailable_reason =
       "cudaGetDeviceCount: cudaErrorInsufficientDriver (CUDA driver version is insufficient for CUDA runtime version)";
-  facts.nvml.error = "built without NVML";
+  facts.nvml.error = "no GPU";
   facts.device_files = {"/dev/nvidia", 0, true, {}, 0};
   return facts;
 }

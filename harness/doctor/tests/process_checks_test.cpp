@@ -71,9 +71,8 @@ TEST(DoctorProcesses, ManyProcessesStayOnOneLine) {
 // Without NVML: /proc names the holders, cudaMemGetInfo says how much the others hold together.
 TEST(DoctorProcesses, WithoutNvmlTheScanAndFreeMemoryDecide) {
   MachineFacts facts = rtx4060ti_machine();
-  facts.build.with_nvml = false;
   facts.nvml = NvmlFacts{};
-  facts.nvml.error = "built without NVML";
+  facts.nvml.error = "NVML not found: libnvidia-ml.so.1: cannot open shared object file";
   facts.device_files.holders = {process(4242, "python3", std::nullopt)};
   facts.gpu.free_bytes -= 3_GiB;
   Check check = check_processes(facts);
@@ -99,7 +98,6 @@ TEST(DoctorProcesses, DeviceOpenersNvmlDoesNotListAreNamedNotCounted) {
 
 TEST(DoctorProcesses, UnreadableProcessesAreNotClaimedFree) {
   MachineFacts facts = rtx4060ti_machine();
-  facts.build.with_nvml = false;
   facts.nvml = NvmlFacts{};
   facts.device_files.unreadable = 12;
   Check check = check_processes(facts);
