@@ -49,6 +49,25 @@ TEST(DoctorCli, WithoutGpuSaysSoAndPasses) {
   EXPECT_NE(result.out.find("\nverdict: pass; "), std::string::npos) << result.out;
 }
 
+// "3 ok, 9 skipped" alone read like nine problems: without a GPU the verdict says that nothing on
+// the device was checked, and --json's summary says the same. An NVML library that cannot be
+// loaded changes nothing here (no GPU to ask) and crashes nothing.
+TEST(DoctorCli, WithoutGpuTheVerdictSaysNothingOnTheDeviceWasChecked) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: doctor_gpu_test covers this machine";
+  std::map<std::string, std::string> environment = kQuietEnvironment;
+  environment["OOMLAB_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
+  Result table = run_oomlab({"doctor"}, environment);
+  EXPECT_EQ(table.exit_code, 0) << table.out;
+  const std::size_t verdict = table.out.find("\nverdict: pass; no GPU");
+  ASSERT_NE(verdict, std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(": nothing to check on the device (", verdict), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(" skipped)\n", verdict), std::string::npos) << table.out;
+  Result json = run_oomlab({"doctor", "--json"}, environment);
+  nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["verdict"], "pass");
+  EXPECT_EQ("verdict: pass; " + parsed["summary"].get<std::string>() + "\n", table.out.substr(verdict + 1));
+}
+
 TEST(DoctorCli, JsonHasTheTablesFields) {
   Result table = run_oomlab({"doctor"}, kQuietEnvironment);
   Result json = run_oomlab({"doctor", "--json"}, kQuietEnvironment);
