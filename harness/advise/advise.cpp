@@ -58,6 +58,21 @@ RunRecord run_dry(RunRequest request) {
   return run_variant_in_process(request);
 }
 
+// The growth a run's leak detector reported (record_leak_metrics), in words; empty when none.
+std::string leak_found(const RunRecord& record) {
+  const auto metric = [&](const char* name) {
+    const auto it = record.metrics.find(name);
+    return it == record.metrics.end() ? 0.0 : it->second;
+  };
+  if (metric("leak_detected") < 1) return {};
+  const auto per_step = static_cast<std::int64_t>(metric("leak_bytes_per_step"));
+  std::string text = "memory grows " + format_size_delta(per_step) + " per step from step " +
+                     std::to_string(static_cast<long long>(metric("leak_detected_at_step")));
+  const double oom_step = metric("predicted_oom_step");
+  if (oom_step > 0) text += ": at this budget it runs out at about step " + std::to_string(static_cast<long long>(oom_step));
+  return text;
+}
+
 std::string outcome_text(const RunRecord& record) {
   std::string text = outcome_status_name(record.outcome.status);
   if (!record.outcome.diagnosis.empty()) text += " (" + record.outcome.diagnosis + ")";
@@ -95,6 +110,15 @@ class Advisor {
     const RunRecord& given = advice_.as_given;
     const std::string budget = resolved_.budget.describe();
     if (given.outcome.status == OutcomeStatus::ok) {
+      if (const std::string growth = leak_found(given); !growth.empty()) {
+        // It fits only because it stopped: `run` of the same variant reports the growth.
+        advice_.path.push_back("as given it fits " + budget + " for its " + std::to_string(given.steps) +
+                               " steps, but " + growth);
+        advice_.path.push_back("a leak: fix it where it is kept; a smaller batch or a larger card only delays the "
+                               "OOM (--steps runs longer)");
+        advice_.stop_at_diagnosis = true;
+        return advice_;
+      }
       advice_.path.push_back("as given it fits " + budget + ": it needs " + format_size(given.memory.need) +
                              " in live tensors at its peak; nothing to fix");
       return advice_;
@@ -296,9 +320,7 @@ class Advisor {
       }
       const std::map<std::string, std::string> values = resolve_run(c.request).knobs.all();
       for (const RunRecord& r : committed) {
-        const auto variant_values = resolved_.scenario->variant_knobs(r.variant, base_.scale);
-        const auto& knobs = r.knobs.empty() ? variant_values : r.knobs;
-        if (r.variant == c.request.variant && knobs == values && c.request.alloc_conf == base_.alloc_conf &&
+        if (r.variant == c.request.variant && knobs_of(r) == values && c.request.alloc_conf == base_.alloc_conf &&
             !r.throughput.unit.empty()) {
           c.throughput = r.throughput.value;
           c.throughput_unit = r.throughput.unit;
@@ -306,6 +328,22 @@ class Advisor {
         }
       }
     }
+  }
+
+  // A committed record's knob values; a knob it does not name (added after it was written) had
+  // the variant's value. Empty when its variant no longer exists.
+  std::map<std::string, std::string> knobs_of(const RunRecord& record) const {
+    RunRequest at = base_;
+    at.variant = record.variant;
+    at.set.clear();
+    std::map<std::string, std::string> knobs;
+    try {
+      knobs = resolve_run(at).knobs.all();
+    } catch (const std::invalid_argument&) {
+      return {};
+    }
+    for (const auto& [knob, value] : record.knobs) knobs[knob] = value;
+    return knobs;
   }
 
   std::vector<RunRecord> committed_records() const {
@@ -330,19 +368,20 @@ class Advisor {
     return records;
   }
 
-  // The cheaper of two fits: by measured throughput when both are measured in one unit, else by
-  // the tree's order of cost.
-  static bool cheaper(const Candidate& c, const Candidate& b) {
-    if (c.throughput > 0 && b.throughput > 0 && c.throughput_unit == b.throughput_unit) {
-      return c.throughput > b.throughput;
-    }
-    return c.rank < b.rank;
-  }
-
+  // The fix to take: the fastest of the fits whose cost was measured (one unit), said to be the
+  // cheapest; when none was, the first in the tree's order of cost, and no claim of cheapness.
   void choose_best() {
     for (std::size_t i = 0; i < advice_.candidates.size(); ++i) {
       const Candidate& c = advice_.candidates[i];
-      if (c.fits && (!advice_.best || cheaper(c, advice_.candidates[*advice_.best]))) advice_.best = i;
+      if (!c.fits || c.throughput <= 0) continue;
+      const Candidate* best = advice_.best ? &advice_.candidates[*advice_.best] : nullptr;
+      if (!best || (c.throughput_unit == best->throughput_unit && c.throughput > best->throughput)) advice_.best = i;
+    }
+    advice_.best_is_measured = advice_.best.has_value();
+    if (advice_.best_is_measured) return;
+    for (std::size_t i = 0; i < advice_.candidates.size(); ++i) {
+      const Candidate& c = advice_.candidates[i];
+      if (c.fits && (!advice_.best || c.rank < advice_.candidates[*advice_.best].rank)) advice_.best = i;
     }
   }
 

@@ -5,8 +5,9 @@
 // one knob at a time (bf16, fused attention, checkpointing, accumulation, offload), a smaller
 // validation batch, the largest batch that fits, and when nothing fits alone, the remedies
 // stacked in the tree's order. The cheapest fix that fits is the one with the best measured
-// throughput when costs are known (committed results, or --confirm runs on the GPU), else the
-// first in the tree's order of cost.
+// throughput among those whose cost is known (committed results, or --confirm runs on the GPU);
+// with none known, the first in the tree's order of cost is named, and not called cheapest. A
+// run that fits but whose leak detector saw growth is sent to the leak, as an OOM by leak is.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -36,7 +37,9 @@ struct Advice {
   RunRecord as_given;                 // the run as the user gave it, on dry
   std::vector<std::string> path;      // the tree's questions and answers, in order
   std::vector<Candidate> candidates;  // in the order tried
-  std::optional<std::size_t> best;    // index of the cheapest fix that fits
+  std::optional<std::size_t> best;    // index of the fix to take: the cheapest measured one, else
+                                      // the first that fits in the tree's order of cost
+  bool best_is_measured = false;      // best's cost was measured (committed records or --confirm)
   bool stop_at_diagnosis = false;     // a leak or outside memory: no memory remedy applies
 };
 

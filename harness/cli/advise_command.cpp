@@ -20,16 +20,25 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// results/<gpu> for the GPU in this machine ("NVIDIA H200" -> results/h200), when it exists.
-std::string committed_results_for_this_gpu() {
-  if (!cuda_available()) return {};
-  std::string name = query_device_info(DeviceKind::cuda).name;
-  const auto space = name.find_last_of(' ');
-  if (space != std::string::npos) name = name.substr(space + 1);
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  const std::string dir = "results/" + name;
+// The project's measured GPU: its committed records price the fixes where this machine has none.
+constexpr const char* kMeasuredGpuResults = "results/h200";
+
+// results/<gpu> for the GPU in this machine ("NVIDIA H200" -> results/h200), when it exists; else
+// the project's measured GPU's, with `borrowed` set: costs then come from another card.
+std::string committed_results(bool& borrowed) {
   std::error_code error;
-  return std::filesystem::is_directory(dir, error) ? dir : std::string();
+  borrowed = false;
+  if (cuda_available()) {
+    std::string name = query_device_info(DeviceKind::cuda).name;
+    const auto space = name.find_last_of(' ');
+    if (space != std::string::npos) name = name.substr(space + 1);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string dir = "results/" + name;
+    if (std::filesystem::is_directory(dir, error)) return dir;
+  }
+  if (!std::filesystem::is_directory(kMeasuredGpuResults, error)) return {};
+  borrowed = true;
+  return kMeasuredGpuResults;
 }
 
 std::string cost_text(const advise::Candidate& c) {
@@ -64,14 +73,15 @@ Json to_json(const advise::Advice& advice) {
                         {"message", advice.as_given.outcome.message}}},
           {"path", advice.path},
           {"candidates", candidates},
-          {"best", advice.best ? Json(*advice.best) : Json(nullptr)}};
+          {"best", advice.best ? Json(*advice.best) : Json(nullptr)},
+          {"best_by", !advice.best ? Json(nullptr)
+                      : advice.best_is_measured ? Json("measured throughput") : Json("the tree's order of cost")}};
 }
 
 void print_table(const advise::Advice& advice) {
   std::vector<std::vector<std::string>> rows = {{"candidate", "change", "outcome", "need", "cost"}};
   for (const advise::Candidate& c : advice.candidates) {
-    rows.push_back({c.step.size() > 60 ? c.step.substr(0, 57) + "..." : c.step, c.change, c.outcome,
-                    c.need ? format_size(c.need) : "-", cost_text(c)});
+    rows.push_back({c.step, c.change, c.outcome, c.need ? format_size(c.need) : "-", cost_text(c)});
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
@@ -92,7 +102,8 @@ int advise_command(const AdviseCliOptions& options) {
   const RunRequest base = question_request(options);
   advise::AdviseOptions settings;
   settings.confirm = options.confirm;
-  settings.results_dir = options.results_dir.empty() ? committed_results_for_this_gpu() : options.results_dir;
+  bool borrowed = false;
+  settings.results_dir = options.results_dir.empty() ? committed_results(borrowed) : options.results_dir;
   if (options.confirm && !cuda_available()) {
     throw UsageError("--confirm runs the candidates on the GPU: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   }
@@ -130,17 +141,26 @@ int advise_command(const AdviseCliOptions& options) {
       print_table(advice);
     }
     std::printf("\n");
-    if (advice.best) {
+    if (advice.best && advice.best_is_measured) {
       const advise::Candidate& best = advice.candidates[*advice.best];
-      std::printf("cheapest fix that fits: %s (%s): needs %s; %s%s\n", best.step.c_str(), best.change.c_str(),
-                  format_size(best.need).c_str(), best.trade.c_str(),
-                  best.throughput > 0 ? (", " + cost_text(best) + " (" + best.throughput_source + ")").c_str()
-                                      : "; costs unmeasured here: --confirm on a GPU measures them");
+      std::printf("cheapest fix that fits (the fastest of those whose cost was measured): %s (%s): needs %s; %s; "
+                  "%s (%s)\n", best.step.c_str(), best.change.c_str(), format_size(best.need).c_str(),
+                  best.trade.c_str(), cost_text(best).c_str(), best.throughput_source.c_str());
+      if (borrowed) {
+        std::printf("costs are %s's measurements, not this machine's: which fix is faster carries over to other "
+                    "GPUs roughly, the numbers do not (--confirm on your GPU measures them)\n", settings.results_dir.c_str());
+      }
+    } else if (advice.best) {
+      const advise::Candidate& best = advice.candidates[*advice.best];
+      std::printf("no cost of a fitting fix is measured here, so none is called cheapest; first in the tree's order "
+                  "of cost: %s (%s): needs %s; %s (--confirm on a GPU measures the costs)\n", best.step.c_str(),
+                  best.change.c_str(), format_size(best.need).c_str(), best.trade.c_str());
     } else if (!advice.stop_at_diagnosis && advice.as_given.outcome.status != OutcomeStatus::ok) {
       std::printf("no single remedy or stack of them fits this budget: a larger card, or sharding the model "
                   "over several GPUs\n");
     }
   }
+  if (advice.stop_at_diagnosis) return 1;  // a leak or memory outside the allocator: no fix here
   return advice.best || advice.as_given.outcome.status == OutcomeStatus::ok ? 0 : 1;
 }
 

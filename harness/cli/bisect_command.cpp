@@ -68,8 +68,10 @@ int bisect_command(const BisectOptions& options) {
     if (options.knob.empty()) {
       const advise::BudgetBisection b = advise::bisect_budget(base);
       answer.budget = std::to_string(b.smallest_fitting) + "B";
-      verdict = "fits a budget of " + format_size(b.smallest_fitting) +
-                (b.largest_failing ? " (fails at " + format_size(b.largest_failing) + ")" : "") +
+      // In MiB too: at two decimals of GiB the answer and the failing budget a step below read the same.
+      const auto mib = [](std::size_t bytes) { return std::to_string(bytes / MiB) + " MiB"; };
+      verdict = "fits a budget of " + format_size(b.smallest_fitting) + " (" + mib(b.smallest_fitting) +
+                (b.largest_failing ? "; " + mib(b.largest_failing) + " fails: searched in 1 MiB steps" : "") + ")" +
                 "; it needs " + format_size(b.need) + " in live tensors at its peak, and reserves " +
                 format_size(b.need_reserved) + " with no cap";
       result = {{"question", "smallest budget"},

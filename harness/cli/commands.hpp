@@ -59,6 +59,7 @@ struct QuestionOptions {
   std::string budget;                  // empty: the scenario's at the scale
   std::vector<std::string> set;
   std::string alloc_conf;
+  int steps = 0;                       // 0: the scenario's default at the scale
   std::string out_path;                // a record of the answer
   bool json = false;
 };

@@ -1,12 +1,15 @@
 // oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay. Bad input is one "oomlab: error: ..." line and exit code 2.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/closest_name.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/process/lifetime.hpp"
 #include "harness/process/worker.hpp"
@@ -19,6 +22,24 @@ constexpr int kUsageExitCode = 2;
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "oomlab: error: %s\n", message.c_str());
   return kUsageExitCode;
+}
+
+// "; did you mean --variant?" for the first --option on the command line that `command` does not
+// know and that is one typo away from one it knows; empty otherwise.
+std::string option_suggestion(const CLI::App& command, int argc, char** argv) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(known.begin(), known.end(), word) != known.end()) continue;
+    const std::string near = oomlab::cli::closest_name(word, known);
+    if (!near.empty()) return "; did you mean " + near + "?";
+  }
+  return {};
 }
 
 }  // namespace
@@ -117,6 +138,8 @@ int main(int argc, char** argv) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     command->add_option("--alloc-conf", options.alloc_conf, "Allocator settings over OOMLAB_ALLOC_CONF");
+    command->add_option("--steps", options.steps,
+                        "Steps per run (default: the scenario's at the scale); more steps see slower growth");
     command->add_option("--out", options.out_path, "Write the answer's run record (JSON)");
     command->add_flag("--json", options.json, "The answer as JSON, for tools");
   };
@@ -195,7 +218,12 @@ int main(int argc, char** argv) {
                      "cap consistent with the trace)");
   replay->add_option("--alloc-conf", replay_options.alloc_conf,
                      "Allocator settings over the snapshot's own (PYTORCH_CUDA_ALLOC_CONF syntax)");
-  replay->add_option("--device", replay_options.device, "The traced device to replay (default: the one that ran out of memory)");
+  replay->add_option("--device", replay_options.device, "The traced device to replay (default: the one that ran out of memory)")
+      ->check([](const std::string& text) {
+        // Checked as text: CLI11 would read "" and "-1" as the default and say nothing.
+        const bool index = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+        return index ? std::string() : "not a device index: '" + text + "' (0, 1, ...: a device the snapshot traced)";
+      });
   replay->add_option("--out", replay_options.out_path, "Write the replay's run record (JSON)");
   replay->add_option("--trace", replay_options.trace_path, "Write oomlab's allocator trace of the replay (Chrome/Perfetto JSON)");
   replay->add_flag("--what-if", replay_options.what_if,
@@ -219,7 +247,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    return usage_error(e.what());
+    const CLI::App* command = argc > 1 && argv[1][0] != '-' ? app.get_subcommand(argv[1]) : nullptr;
+    return usage_error(e.what() + (command ? option_suggestion(*command, argc, argv) : std::string()));
   }
 
   try {

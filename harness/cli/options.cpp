@@ -61,6 +61,8 @@ RunRequest question_request(const QuestionOptions& options) {
   request.scale = scale_option(options.scale);
   request.budget = options.budget;
   request.alloc_conf = options.alloc_conf;
+  if (options.steps < 0) throw UsageError("--steps must be a positive number, got " + std::to_string(options.steps));
+  request.steps = options.steps;
   request.set = knob_settings_option(options.set);
   request.progress = false;
   if (!options.out_path.empty()) require_writable("--out", options.out_path);

@@ -25,13 +25,12 @@ Check check_pytorch_alloc_conf(const MachineFacts& facts) {
   const std::string& text = *facts.env.pytorch_alloc_conf;
   // PyTorch reads it, oomlab does not; say whether oomlab can reproduce the same setting.
   try {
-    memory::AllocatorConfig config = memory::parse_alloc_conf(text);
+    memory::AllocatorConfig config = memory::parse_alloc_conf(text, {}, name);
     return {name, Verdict::ok,
             quote_user_text(text) + " (read by PyTorch, not by oomlab; oomlab's equivalent: "
             "OOMLAB_ALLOC_CONF=" + config.to_string() + ")"};
   } catch (const std::invalid_argument& e) {
-    return {name, Verdict::warn,
-            std::string("set for PyTorch; oomlab cannot reproduce it: ") + e.what()};
+    return {name, Verdict::warn, std::string("set for PyTorch; oomlab cannot reproduce it (") + e.what() + ")"};
   }
 }
 

@@ -21,7 +21,7 @@ constexpr std::size_t kMinSplitSizeMb = 20;
 constexpr std::size_t kMaxRegisterThreads = 128;  // CUDAAllocatorConfig::pinned_max_register_threads
 
 [[noreturn]] void reject(std::string_view text, const std::string& why) {
-  throw std::invalid_argument("invalid OOMLAB_ALLOC_CONF " + quote_user_text(text) + ": " + why +
+  throw std::invalid_argument("invalid allocator settings " + quote_user_text(text) + ": " + why +
                               " (expected e.g. max_split_size_mb:128,expandable_segments:true)");
 }
 
@@ -223,30 +223,8 @@ std::string divisions_to_string(const RoundupTable& table) {
   return list + "]";
 }
 
-}  // namespace
-
-std::string AllocatorConfig::to_string() const {
-  // Settings at their defaults stay out, so a record's alloc_conf reads as it always did.
-  const AllocatorConfig defaults;
-  std::string out;
-  const auto add = [&out](const std::string& item) { out += (out.empty() ? "" : ",") + item; };
-  if (max_split_size != kUnlimited) add("max_split_size_mb:" + std::to_string(max_split_size / MiB));
-  if (max_non_split_rounding != defaults.max_non_split_rounding) {
-    add("max_non_split_rounding_mb:" + std::to_string(max_non_split_rounding / MiB));
-  }
-  if (roundup_power2_divisions != defaults.roundup_power2_divisions) {
-    add("roundup_power2_divisions:" + divisions_to_string(roundup_power2_divisions));
-  }
-  if (garbage_collection_threshold != 0) {
-    add("garbage_collection_threshold:" + shortest_decimal(garbage_collection_threshold));
-  }
-  add(std::string("expandable_segments:") + (expandable_segments ? "true" : "false"));
-  if (!caching) add("caching:false");
-  if (trace_capacity != defaults.trace_capacity) add("trace_capacity:" + std::to_string(trace_capacity));
-  return out;
-}
-
-AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig config) {
+// The parse itself; parse_alloc_conf names the source in its errors.
+AllocatorConfig parse_settings(std::string_view text, AllocatorConfig config) {
   // A key given twice in one text is a mistake ("last wins" would hide it); a key here that
   // overrides `config` (from the environment) is layering and fine.
   std::vector<std::pair<std::string_view, std::string_view>> given;  // (key, value)
@@ -272,6 +250,37 @@ AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig config) 
     }
   }
   return config;
+}
+
+}  // namespace
+
+std::string AllocatorConfig::to_string() const {
+  // Settings at their defaults stay out, so a record's alloc_conf reads as it always did.
+  const AllocatorConfig defaults;
+  std::string out;
+  const auto add = [&out](const std::string& item) { out += (out.empty() ? "" : ",") + item; };
+  if (max_split_size != kUnlimited) add("max_split_size_mb:" + std::to_string(max_split_size / MiB));
+  if (max_non_split_rounding != defaults.max_non_split_rounding) {
+    add("max_non_split_rounding_mb:" + std::to_string(max_non_split_rounding / MiB));
+  }
+  if (roundup_power2_divisions != defaults.roundup_power2_divisions) {
+    add("roundup_power2_divisions:" + divisions_to_string(roundup_power2_divisions));
+  }
+  if (garbage_collection_threshold != 0) {
+    add("garbage_collection_threshold:" + shortest_decimal(garbage_collection_threshold));
+  }
+  add(std::string("expandable_segments:") + (expandable_segments ? "true" : "false"));
+  if (!caching) add("caching:false");
+  if (trace_capacity != defaults.trace_capacity) add("trace_capacity:" + std::to_string(trace_capacity));
+  return out;
+}
+
+AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig config, std::string_view source) {
+  try {
+    return parse_settings(text, config);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(source) + ": " + e.what());
+  }
 }
 
 AllocatorConfig alloc_conf_from_env(AllocatorConfig base) {

@@ -62,8 +62,10 @@ struct AllocatorConfig {
 //   cache), trace_capacity (events the trace keeps, default 65536).
 // Booleans: True/False, true/false, 1/0. A key in `text` overrides `base` (--alloc-conf over
 // the environment); a key given twice in `text` is an error. Throws std::invalid_argument
-// naming the bad key or value.
-AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig base = {});
+// naming `source` (where the text came from: the variable or option the user set) and the bad
+// key or value.
+AllocatorConfig parse_alloc_conf(std::string_view text, AllocatorConfig base = {},
+                                 std::string_view source = "OOMLAB_ALLOC_CONF");
 // parse_alloc_conf(getenv("OOMLAB_ALLOC_CONF")) over `base` when set; then
 // OOMLAB_NO_MEMORY_CACHING (set, not empty and not "0": caching off), PyTorch's
 // PYTORCH_NO_CUDA_MEMORY_CACHING for oomlab.

@@ -35,11 +35,28 @@ const char* diagnosis_name(Diagnosis d) {
 // fit, the shapes the cache holds do not, and the same remedies apply.
 namespace {
 
+// Whether the run trains the whole model: gradients or optimizer state are live or asked for.
+// Then weights, gradients and moments fill the card together, whichever tag failed.
+bool trains_the_whole_model(const OomInfo& info) {
+  const auto live = [&](Tag tag) { return info.tag_allocated[static_cast<int>(tag)]; };
+  return info.tag == Tag::optimizer || info.tag == Tag::grads || live(Tag::optimizer) > 0 || live(Tag::grads) > 0;
+}
+
 // What to shrink depends on what fills the card: the failing request's tag when it outweighs
 // every live tag (a whole checkpoint asked for at once), else the largest live tag.
 std::string capacity_remedy(const OomInfo& info) {
   const std::size_t largest_live = info.tag_allocated[static_cast<int>(info.largest_tag)];
   const Tag dominant = info.requested >= largest_live ? info.tag : info.largest_tag;
+  const bool model_state = dominant == Tag::weights || dominant == Tag::optimizer || dominant == Tag::grads;
+  if (model_state && trains_the_whole_model(info)) {
+    // A bf16-mixed 7B failing on its optimizer with the weights the largest tag was told to load
+    // the weights in a smaller dtype: the training state is what does not fit.
+    const auto live = [&](Tag tag) { return format_size(info.tag_allocated[static_cast<int>(tag)]); };
+    return "the model's training state does not fit (weights " + live(Tag::weights) + ", gradients " +
+           live(Tag::grads) + ", optimizer " + live(Tag::optimizer) + " when it ran out): train LoRA adapters on a "
+           "frozen (or int8) base, keep the optimizer moments in 8 bits (adamw8bit), offload the optimizer state "
+           "to the CPU, or shard weights, gradients and moments over several GPUs (ZeRO-3 / FSDP)";
+  }
   switch (dominant) {
     case Tag::weights:
       return "the weights do not fit: load them in a smaller dtype (bf16 halves f32, int8 per row "

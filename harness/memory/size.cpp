@@ -96,6 +96,7 @@ std::size_t parse_size(std::string_view text) {
 std::string format_size(std::size_t bytes) {
   static constexpr const char* kNames[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < KiB) return std::to_string(bytes) + "B";
+  if (bytes == kSizeSaturated) return "more than 16.00EiB";
   double value = static_cast<double>(bytes);
   int unit = -1;
   while (value >= 1024.0 && unit < 5) {

@@ -155,11 +155,7 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
   report.notes = report.settings.notes;
   report.config = report.settings.config;
   if (!request.alloc_conf.empty()) {
-    try {
-      report.config = memory::parse_alloc_conf(request.alloc_conf, report.config);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("--alloc-conf: ") + e.what());
-    }
+    report.config = memory::parse_alloc_conf(request.alloc_conf, report.config, "--alloc-conf");
     for (const std::string& note : report.config.notes) report.notes.push_back(note);
     report.config.notes.clear();
   }

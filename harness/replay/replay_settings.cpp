@@ -17,7 +17,7 @@ SnapshotSettings snapshot_settings(const Snapshot& snapshot) {
   memory::AllocatorConfig& config = out.config;
   if (!settings.alloc_conf.empty()) {
     try {
-      config = memory::parse_alloc_conf(settings.alloc_conf);
+      config = memory::parse_alloc_conf(settings.alloc_conf, {}, "PYTORCH_CUDA_ALLOC_CONF");
       out.notes = config.notes;
       config.notes.clear();
     } catch (const std::invalid_argument& e) {

@@ -89,11 +89,7 @@ ResolvedRun resolve_run(const RunRequest& request) {
   scenario.configure(resolved.variant.name, request.scale, config);
   config = memory::alloc_conf_from_env(config);
   if (!request.alloc_conf.empty()) {
-    try {
-      config = memory::parse_alloc_conf(request.alloc_conf, config);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("--alloc-conf: ") + e.what());
-    }
+    config = memory::parse_alloc_conf(request.alloc_conf, config, "--alloc-conf");
   }
   scenario.check_inputs(resolved.variant.name, request.scale, request.device);
   config.budget = resolved.budget.bytes;

@@ -75,6 +75,21 @@ std::string why_no_temp_directory() {
   return why;
 }
 
+void ensure_private_folder(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw std::runtime_error("cannot create the folder " + path + ": " + std::strerror(errno));
+  }
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    throw std::runtime_error("cannot read the folder " + path + ": " + std::strerror(errno));
+  }
+  const char* why = !S_ISDIR(info.st_mode)              ? "it is not a folder (a link or a file)"
+                    : info.st_uid != ::geteuid()        ? "it belongs to another user"
+                    : (info.st_mode & (S_IWGRP | S_IWOTH)) ? "other users may write to it"
+                                                         : nullptr;
+  if (why) throw std::runtime_error("refusing the folder " + path + ": " + why + "; remove it or choose another");
+}
+
 TempDirectory::TempDirectory(const std::string& prefix) {
   const std::string root = temp_root();
   remove_stale_temp_directories(root, prefix);

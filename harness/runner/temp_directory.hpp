@@ -23,6 +23,12 @@ class TempDirectory {
   std::string path_;
 };
 
+// A lasting folder of this user's under a shared place (a cache in /tmp): made with mode 0700
+// when missing; refused (std::runtime_error naming it and why) when it is a link, belongs to
+// another user or others may write to it, since another local user could then plant files or
+// links that a root-run oomlab reads or writes through.
+void ensure_private_folder(const std::string& path);
+
 // $TMPDIR when set and not empty, else /tmp.
 std::string temp_root();
 

@@ -2,7 +2,9 @@
 // sequence (and thus the peak) is the same on cuda, host and dry.
 #include "kernels/core/tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,12 +15,14 @@
 namespace oomlab {
 
 std::int64_t shape_numel(const Shape& shape) {
-  std::int64_t numel = 1;
+  // Saturating (see kSizeSaturated): extents from knobs can multiply past 64 bits, and a wrapped
+  // count would be a small tensor where an impossible one was asked for.
+  SaturatingSize numel = 1;
   for (std::int64_t extent : shape) {
     OOMLAB_CHECK(extent >= 0, "shape " << shape_string(shape) << " has a negative extent");
-    numel *= extent;
+    numel = numel * static_cast<std::size_t>(extent);
   }
-  return numel;
+  return static_cast<std::int64_t>(std::min<std::size_t>(numel.value, std::numeric_limits<std::int64_t>::max()));
 }
 
 std::string shape_string(const Shape& shape) {

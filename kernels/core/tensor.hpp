@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/device/device.hpp"
+#include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
 #include "kernels/core/dtype.hpp"
 
@@ -53,7 +54,7 @@ class Tensor {
   int ndim() const { return static_cast<int>(shape_.size()); }
   std::int64_t dim(int i) const;  // negative i counts from the end
   std::int64_t numel() const { return shape_numel(shape_); }
-  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
+  std::size_t nbytes() const { return saturating_mul(static_cast<std::size_t>(numel()), dtype_size(dtype_)); }
   DType dtype() const { return dtype_; }
   memory::Tag tag() const;
   Device& device() const;

@@ -1,11 +1,14 @@
 #include "scenarios/weights7b/checkpoint_cache.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include "harness/memory/size.hpp"
+#include "harness/runner/temp_directory.hpp"
 #include "scenarios/models/safetensors/llama_checkpoint.hpp"
 #include "scenarios/weights7b/checkpoint_match.hpp"
 
@@ -57,9 +60,11 @@ const char* given_checkpoint_variable(DType dtype) {
 const char* given_checkpoint_path(DType dtype) { return env(given_checkpoint_variable(dtype)); }
 
 std::string cached_checkpoint_path(const std::string& preset, DType dtype) {
+  // The default cache is this user's own folder under the temp root: a shared, guessable one
+  // (another user's, or a link planted there) would have root read or write through it.
   const std::filesystem::path dir =
       env("OOMLAB_WEIGHTS7B_DIR") ? std::filesystem::path(env("OOMLAB_WEIGHTS7B_DIR"))
-                                  : std::filesystem::temp_directory_path() / "oomlab-weights7b";
+                                  : std::filesystem::path(temp_root()) / ("oomlab-weights7b-" + std::to_string(::geteuid()));
   return (dir / (preset + "-" + dtype_name(dtype) + "-seed" + std::to_string(kCheckpointSeed) +
                  ".safetensors")).string();
 }
@@ -86,7 +91,11 @@ CheckpointSource checkpoint_for(DeviceKind kind, const WantedCheckpoint& wanted,
   const std::string path = cached_checkpoint_path(wanted.preset, wanted.dtype);
   if (!usable_cached_file(path, wanted.preset, wanted.dtype)) {
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    std::filesystem::create_directories(dir);
+    if (env("OOMLAB_WEIGHTS7B_DIR")) {
+      std::filesystem::create_directories(dir);  // the user's own choice of folder
+    } else {
+      ensure_private_folder(dir.string());
+    }
     const std::uint64_t bytes = static_cast<std::uint64_t>(shape.parameters()) * dtype_size(wanted.dtype);
     require_room(dir, bytes, wanted.dtype);
     note("generating " + path + " (" + format_size(bytes) + ")");

@@ -152,10 +152,35 @@ TEST(CliQuestion, BisectAndAdviseAnswerOnDry) {
   Result budget = run_oomlab({"bisect", "fragmentation"});
   EXPECT_EQ(budget.exit_code, 0) << budget.err;
   EXPECT_NE(budget.out.find("fits a budget of"), std::string::npos) << budget.out;
+  // The answer and the budget a step below it read differently ("12.40GiB (fails at 12.40GiB)").
+  const std::size_t fits_at = budget.out.find(" MiB; "), fails_at = budget.out.find(" MiB fails: searched in 1 MiB steps");
+  ASSERT_NE(fails_at, std::string::npos) << budget.out;
+  const std::size_t open = budget.out.rfind('(', fits_at);
+  const long fit_mib = std::stol(budget.out.substr(open + 1, fits_at - open - 1));
+  const long fail_mib = std::stol(budget.out.substr(fits_at + 6, fails_at - fits_at - 6));
+  EXPECT_EQ(fit_mib, fail_mib + 1) << budget.out;
 
-  Result advise = run_oomlab({"advise", "gpt_train"});
+  // Costs from the committed H200 records: the fastest measured fix is the cheapest.
+  Result advise = run_oomlab({"advise", "gpt_train", "--results", std::string(OOMLAB_SOURCE_DIR) + "/results/h200"});
   EXPECT_EQ(advise.exit_code, 0) << advise.err;
-  EXPECT_NE(advise.out.find("cheapest fix that fits"), std::string::npos) << advise.out;
+  EXPECT_NE(advise.out.find("cheapest fix that fits (the fastest of those whose cost was measured)"),
+            std::string::npos) << advise.out;
+  EXPECT_NE(advise.out.find("tokens/s (committed"), std::string::npos) << advise.out;
+  EXPECT_EQ(advise.out.find("..."), std::string::npos) << "no candidate name is cut\n" << advise.out;
+  // With nothing measured, nothing is called cheapest.
+  TempDir empty;
+  Result unpriced = run_oomlab({"advise", "gpt_train", "--results", empty.path()});
+  EXPECT_EQ(unpriced.exit_code, 0) << unpriced.err;
+  EXPECT_EQ(unpriced.out.find("cheapest fix"), std::string::npos) << unpriced.out;
+  EXPECT_NE(unpriced.out.find("none is called cheapest"), std::string::npos) << unpriced.out;
+  // A leak that fits the budget for the run's steps is still a leak (run reports it; advise said
+  // "nothing to fix").
+  Result growing = run_oomlab({"advise", "srgan_leak", "--budget", "rtx4060ti-16g"});
+  EXPECT_EQ(growing.exit_code, 1) << growing.out << growing.err;
+  EXPECT_NE(growing.out.find("memory grows +480.00MiB per step"), std::string::npos) << growing.out;
+  EXPECT_EQ(growing.out.find("nothing to fix"), std::string::npos) << growing.out;
+  EXPECT_EQ(run_oomlab({"advise", "srgan_leak", "--steps", "3", "--budget", "rtx4060ti-16g"}).exit_code, 0)
+      << "3 steps are too few to see growth: --steps is taken";
   Result leak = run_oomlab({"advise", "srgan_leak", "--json"});
   EXPECT_EQ(leak.exit_code, 1) << "no memory remedy for a leak\n" << leak.err;
   EXPECT_EQ(nlohmann::json::parse(leak.out)["candidates"].size(), 0u);

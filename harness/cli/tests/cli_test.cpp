@@ -82,8 +82,11 @@ TEST(Cli, BadAllocConf) {
                      "--alloc-conf");
   expect_usage_error({"run", kScenario, "--device", "dry", "--alloc-conf", "no_such_key:1"},
                      "no_such_key");
-  expect_usage_error({"run", kScenario, "--device", "dry"}, "OOMLAB_ALLOC_CONF",
+  expect_usage_error({"run", kScenario, "--device", "dry"}, "OOMLAB_ALLOC_CONF: invalid allocator settings",
                      {{"OOMLAB_ALLOC_CONF", "expandable_segments:maybe"}});
+  // --alloc-conf is named as itself, not as the environment variable it was not read from.
+  expect_usage_error({"run", kScenario, "--device", "dry", "--alloc-conf", "max_split_size_mb:1"},
+                     "--alloc-conf: invalid allocator settings 'max_split_size_mb:1'");
 }
 
 TEST(Cli, BadSteps) {
@@ -99,6 +102,14 @@ TEST(Cli, ParserErrorsAreOneLineToo) {
   expect_usage_error({"explode"}, "explode");
   expect_usage_error({"run"}, "scenario");
   expect_usage_error({"run", kScenario, "--no-such-flag"}, "--no-such-flag");
+}
+
+TEST(Cli, AMisspeltOptionGetsASuggestion) {
+  expect_usage_error({"run", kScenario, "--varient", "broken"}, "--varient; did you mean --variant?");
+  expect_usage_error({"bisect", kScenario, "--knb", "batch"}, "did you mean --knob?");
+  expect_usage_error({"suite", "--out-dri", "x"}, "did you mean --out-dir?");
+  Result far = run_oomlab({"run", kScenario, "--zzzzzzzz"});
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
 }
 
 }  // namespace

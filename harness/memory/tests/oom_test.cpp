@@ -75,6 +75,28 @@ TEST(Diagnose, CapacityRemedyFollowsTheDominantTag) {
   EXPECT_NE(optimizer.remedy.find("offload"), std::string::npos) << optimizer.remedy;
 }
 
+// train7b bf16-mixed fails on an optimizer allocation while the weights are the largest tag: it
+// was told to load the weights in a smaller dtype. Training the whole model, what fills the card
+// is weights + gradients + moments, and the remedies are LoRA, 8-bit moments, offload, sharding.
+TEST(Diagnose, ATrainingRunOutOfRoomForItsStateIsToldTheTrainingRemedies) {
+  OomInfo info;
+  info.requested = 30_GiB;
+  info.budget = 100_GiB;
+  info.allocated = info.reserved = 75_GiB;
+  info.tag = Tag::optimizer;
+  info.largest_tag = Tag::weights;
+  info.tag_allocated[static_cast<int>(Tag::weights)] = 38_GiB;
+  info.tag_allocated[static_cast<int>(Tag::grads)] = 12_GiB;
+  info.tag_allocated[static_cast<int>(Tag::optimizer)] = 25_GiB;
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::capacity);
+  for (const char* remedy : {"LoRA", "8 bits", "offload", "shard"}) {
+    EXPECT_NE(info.remedy.find(remedy), std::string::npos) << remedy << " in: " << info.remedy;
+  }
+  EXPECT_EQ(info.remedy.find("the weights do not fit"), std::string::npos) << info.remedy;
+  EXPECT_NE(info.remedy.find("optimizer 25.00GiB"), std::string::npos) << info.remedy;
+}
+
 TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
   OomInfo info;
   info.requested = 20_MiB;

@@ -88,5 +88,18 @@ TEST(FormatSizeDelta, Signed) {
   EXPECT_FALSE(format_size_delta(INT64_MIN).empty());
 }
 
+// Counts from user-given extents saturate instead of wrapping: llama-13b at B = T = 2^20 printed
+// "248.01PiB per block" (the true figure is past 2^64 bytes).
+TEST(SaturatingSize, SaturatesInsteadOfWrapping) {
+  EXPECT_EQ(saturating_mul(std::size_t{1} << 40, std::size_t{1} << 30), kSizeSaturated);
+  EXPECT_EQ(saturating_mul(std::size_t{1} << 31, std::size_t{1} << 31), std::size_t{1} << 62);
+  EXPECT_EQ(saturating_mul(kSizeSaturated, 0), 0u);
+  EXPECT_EQ(saturating_add(kSizeSaturated - 1, 2), kSizeSaturated);
+  const SaturatingSize scores = SaturatingSize(std::size_t{1} << 20) * 40 * (std::size_t{1} << 20) * (std::size_t{1} << 20);
+  EXPECT_EQ(scores.value, kSizeSaturated);
+  EXPECT_EQ((scores + 1).value, kSizeSaturated);
+  EXPECT_EQ(format_size(kSizeSaturated), "more than 16.00EiB");
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -3,8 +3,9 @@
 namespace oomlab::model {
 namespace {
 
-std::size_t bytes_of(const Shape& shape, DType dtype) {
-  return static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+// Saturating: at B = T = 2^20 the scores alone pass 2^64 bytes (see kSizeSaturated).
+SaturatingSize bytes_of(const Shape& shape, DType dtype) {
+  return SaturatingSize(static_cast<std::size_t>(shape_numel(shape))) * dtype_size(dtype);
 }
 
 }  // namespace
@@ -20,25 +21,27 @@ std::size_t block_activation_bytes(const TransformerConfig& config, const TrainO
   const ActivationShapes s = activation_shapes(config, batch, seq);
   const DType cd = compute_dtype(options.precision);
   const DType ad = attention_dtype(options.attention);
-  const std::size_t norm_stats = (config.is_gpt2() ? 2 : 1) * bytes_of(s.rows, DType::f32);
-  std::size_t bytes = 2 * (bytes_of(s.hidden, cd) + norm_stats);  // ln1, ln2 and their stats
-  bytes += 3 * bytes_of(s.heads, ad);                               // q, k, v
+  const SaturatingSize norm_stats = SaturatingSize(config.is_gpt2() ? 2 : 1) * bytes_of(s.rows, DType::f32);
+  SaturatingSize bytes = SaturatingSize(2) * (bytes_of(s.hidden, cd) + norm_stats);  // ln1, ln2 and their stats
+  bytes += SaturatingSize(3) * bytes_of(s.heads, ad);                // q, k, v
   bytes += options.attention == AttentionKind::naive
                ? bytes_of(s.scores, ad)
                : bytes_of(s.heads, ad) + bytes_of(s.lse, DType::f32);
-  bytes += 2 * bytes_of(s.hidden, cd);                              // attn_out, residual_mid
-  bytes += (config.is_gpt2() ? 1 : 2) * bytes_of(s.mlp, cd);        // fc | gate, up
-  return bytes;
+  bytes += SaturatingSize(2) * bytes_of(s.hidden, cd);               // attn_out, residual_mid
+  bytes += SaturatingSize(config.is_gpt2() ? 1 : 2) * bytes_of(s.mlp, cd);  // fc | gate, up
+  return bytes.value;
 }
 
 std::size_t outer_activation_bytes(const TransformerConfig& config, const TrainOptions& options,
                                    std::int64_t batch, std::int64_t seq) {
   const ActivationShapes s = activation_shapes(config, batch, seq);
   const DType cd = compute_dtype(options.precision);
-  const std::size_t norm_stats = (config.is_gpt2() ? 2 : 1) * bytes_of(s.rows, DType::f32);
-  const auto residual_stream = static_cast<std::size_t>(config.layers + 1) * bytes_of(s.hidden, cd);
-  return residual_stream + bytes_of(s.hidden, cd) + norm_stats + bytes_of(s.logits, cd) +
-         bytes_of(s.rows, DType::f32);
+  const SaturatingSize norm_stats = SaturatingSize(config.is_gpt2() ? 2 : 1) * bytes_of(s.rows, DType::f32);
+  const SaturatingSize layers_plus_one = static_cast<std::size_t>(config.layers + 1);
+  const SaturatingSize residual_stream = layers_plus_one * bytes_of(s.hidden, cd);
+  const SaturatingSize total = residual_stream + bytes_of(s.hidden, cd) + norm_stats + bytes_of(s.logits, cd) +
+                               bytes_of(s.rows, DType::f32);
+  return total.value;
 }
 
 }  // namespace oomlab::model

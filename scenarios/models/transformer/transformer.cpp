@@ -674,12 +674,12 @@ std::string describe_memory_plan(const TransformerConfig& config, const TrainOpt
         << trainable_elements(config, options) << " trainable)";
   }
   out << ", gradients " << format_size(gradient_bytes(config, options)) << ", optimizer "
-      << format_size(trainable_elements(config, options) * optimizer_per_param)
+      << format_size(saturating_mul(trainable_elements(config, options), optimizer_per_param))
       << (options.offload_optimizer ? " (in host memory)" : "") << ", activations "
       << format_size(block) << " per block x " << kept_blocks
       << (options.checkpointing ? " (recomputed one at a time)" : "") << " + "
       << format_size(outer) << " outside the blocks = "
-      << format_size(block * kept_blocks + outer);
+      << format_size((SaturatingSize(block) * kept_blocks + outer).value);
   return out.str();
 }
 

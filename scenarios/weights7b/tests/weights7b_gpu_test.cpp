@@ -18,7 +18,7 @@ namespace {
 
 using testing::run_weights7b;
 
-// These tests use the default checkpoint cache (<tmp>/oomlab-weights7b or $OOMLAB_WEIGHTS7B_DIR),
+// These tests use the default checkpoint cache (<tmp>/oomlab-weights7b-<uid> or $OOMLAB_WEIGHTS7B_DIR),
 // so the small checkpoints (~470 MB f32, ~235 MB bf16) are generated once, not per test.
 
 std::string small_budget() { return Weights7bScenario().budget(Scale::small); }

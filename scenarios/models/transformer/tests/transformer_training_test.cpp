@@ -154,5 +154,15 @@ TEST(TransformerTraining, DryMakesTheSameAllocationsAsHost) {
   }
 }
 
+// The plan line's sizes saturate where they pass 2^64 bytes instead of wrapping into a small,
+// wrong figure ("248.01PiB per block" for llama-13b at B = T = 2^20).
+TEST(MemoryPlan, SizesPast64BitsSayMoreThan16EiB) {
+  TrainOptions naive;
+  naive.attention = AttentionKind::naive;  // the scores: B x heads x T x T
+  const std::string line = describe_memory_plan(transformer_preset("llama-13b"), naive, 1 << 20, 1 << 20);
+  EXPECT_NE(line.find("more than 16.00EiB per block"), std::string::npos) << line;
+  EXPECT_EQ(line.find("PiB per block"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace oomlab::model
