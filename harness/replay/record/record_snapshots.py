@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records the PyTorch memory snapshots that `oomlab replay` is tested against (issue 19).
+"""Records the PyTorch memory snapshots that `oomlab replay` is tested against (issues 19, 30).
 
 Run on a machine with torch and a CUDA GPU:
 
@@ -252,6 +252,153 @@ def allocator_test_order(torch):
     del second
 
 
+# --- issue 30: every kind of snapshot PyTorch 2.6-2.11 writes ----------------------------------
+
+def small_mlp(torch, width=1024, depth=4):
+    layers = []
+    for _ in range(depth):
+        layers += [torch.nn.Linear(width, width), torch.nn.GELU()]
+    return torch.nn.Sequential(*layers)
+
+
+def compile_cuda_graphs(torch):
+    """torch.compile(mode="reduce-overhead"): Inductor's generated code (frames with no line:
+    2^64-1) and CUDA graphs, whose private pools carry segment_pool_id."""
+    torch.manual_seed(0)
+    model = small_mlp(torch).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step = torch.compile(model, mode="reduce-overhead")
+    for _ in range(5):
+        x = torch.randn(64, 1024, device="cuda")
+        loss = step(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+
+
+def mempool(torch):
+    """Tensors made inside a torch.cuda.MemPool (use_mem_pool): a pool of their own, blocks never
+    shared with the default pool, its segments released only when the pool is."""
+    pool = torch.cuda.MemPool()
+    outside = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
+    with torch.cuda.use_mem_pool(pool):
+        inside = [torch.empty(6 * MiB, dtype=torch.uint8, device="cuda") for _ in range(4)]
+    del inside
+    reuse = torch.empty(6 * MiB, dtype=torch.uint8, device="cuda")  # the default pool: not the freed pool blocks
+    with torch.cuda.use_mem_pool(pool):
+        again = torch.empty(12 * MiB, dtype=torch.uint8, device="cuda")
+    del again, reuse, outside
+    del pool
+    torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+
+
+def gc_threshold_no_cap(torch):
+    """garbage_collection_threshold:0.6 (set by the parent) under set_per_process_memory_fraction,
+    whose cap the snapshot does not record: the collections' segment_free events bound it."""
+    kept = []
+    for round_ in range(6):
+        sizes = [(3 + (i + round_) % 5) * 4 * MiB for i in range(24)]
+        batch = [torch.empty(size, dtype=torch.uint8, device="cuda") for size in sizes]
+        kept.append(batch[0])
+        del batch
+    del kept
+    torch.cuda.synchronize()
+
+
+def expandable_regrow(torch):
+    """expandable_segments:True: the segment grows, empty_cache() unmaps it twice, it grows again."""
+    for round_ in range(3):
+        blocks = [torch.empty((round_ + 2) * 20 * MiB, dtype=torch.uint8, device="cuda") for _ in range(6)]
+        del blocks[1::2]
+        del blocks
+        torch.cuda.empty_cache()
+    last = torch.empty(300 * MiB, dtype=torch.uint8, device="cuda")
+    del last
+    torch.cuda.synchronize()
+
+
+def record_stream(torch):
+    """Blocks used on a side stream (record_stream): freed by the program at once (free_requested),
+    back in the pool only when the side stream's work is done (free_completed)."""
+    side = torch.cuda.Stream()
+    a = torch.randn(4096, 4096, device="cuda")
+    for _ in range(4):
+        b = torch.empty(4096, 4096, device="cuda")
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            b.copy_(a @ a)
+        b.record_stream(side)
+        del b
+        c = torch.empty(4096, 4096, device="cuda")  # cannot take b's block until side is done
+        del c
+    torch.cuda.synchronize()
+
+
+def hf_gpt2_config(transformers):
+    return transformers.GPT2Config(n_layer=4, n_head=8, n_embd=512, n_positions=512, vocab_size=8192)
+
+
+def lora_hf(torch):
+    """A Hugging Face GPT-2 (small config, random weights) trained with PEFT LoRA, bf16 autocast."""
+    import peft
+    import transformers
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(hf_gpt2_config(transformers)).cuda()
+    # No gradient checkpointing: with memory history on, its recomputation inside backward fails in
+    # torch 2.11 ("run_backward returned NULL without setting an exception"), reentrant or not.
+    model.enable_input_require_grads()
+    model = peft.get_peft_model(model, peft.LoraConfig(r=16, target_modules=["c_attn", "c_proj"], fan_in_fan_out=True))
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    for _ in range(3):
+        x = torch.randint(0, 8192, (4, 256), device="cuda")
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+
+
+def generate_growing_cache(torch):
+    """Hugging Face LLaMA (small config, random weights) greedy generate: the KV cache grows one
+    token per step and is freed when generation ends (not a leak)."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                                      num_attention_heads=8, num_key_value_heads=8, vocab_size=8192)
+    model = transformers.LlamaForCausalLM(config).to("cuda", torch.bfloat16).eval()
+    for _ in range(2):
+        prompt = torch.randint(0, 8192, (2, 64), device="cuda")
+        with torch.no_grad():
+            model.generate(prompt, max_new_tokens=48, min_new_tokens=48, do_sample=False)
+    torch.cuda.synchronize()
+
+
+def oom_caught_and_continued(torch):
+    """Under the BUDGET_MIB cap: a request too large is caught, the program frees and goes on."""
+    held = [torch.empty(100 * MiB, dtype=torch.uint8, device="cuda") for _ in range(6)]
+    try:
+        torch.empty(600 * MiB, dtype=torch.uint8, device="cuda")
+    except torch.cuda.OutOfMemoryError:
+        del held[:3]
+    after = torch.empty(250 * MiB, dtype=torch.uint8, device="cuda")
+    del after, held
+    torch.cuda.synchronize()
+
+
+def roundup_list(torch):
+    """roundup_power2_divisions in its list form (set by the parent) on sizes across intervals."""
+    blocks = []
+    for i in range(40):
+        blocks.append(torch.empty((1 + i * 37 % 900) * 1024 * 1024 + 12345, dtype=torch.uint8, device="cuda"))
+        if i % 3 == 2:
+            del blocks[0]
+    del blocks
+    torch.cuda.synchronize()
+
+
 # name -> (workload, PYTORCH_CUDA_ALLOC_CONF, runs under the BUDGET_MIB cap)
 FIXTURES = {
     "gpt2_124m_bf16_train": (gpt2_124m_bf16_train, "", False),
@@ -261,7 +408,41 @@ FIXTURES = {
     "inference_growing_seq": (inference_growing_seq, "", False),
     "allocator_test_order": (allocator_test_order, "", False),
     "allocator_test_order_expandable": (allocator_test_order, "expandable_segments:True", False),
+    "compile_cuda_graphs": (compile_cuda_graphs, "", False),
+    "mempool": (mempool, "", False),
+    "gc_threshold_no_cap": (gc_threshold_no_cap, "garbage_collection_threshold:0.6", True),
+    "expandable_regrow": (expandable_regrow, "expandable_segments:True", False),
+    "record_stream": (record_stream, "", False),
+    "lora_hf": (lora_hf, "", False),
+    "generate_growing_cache": (generate_growing_cache, "", False),
+    "oom_caught_and_continued": (oom_caught_and_continued, "", True),
+    "roundup_list": (roundup_list, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", False),
 }
+
+# Fixtures recorded with PyTorch's default stacks ("all": C++ frames too, the unwinder first), as
+# users' snapshots are; the others keep Python frames only (smaller files).
+CPP_STACKS = {"compile_cuda_graphs", "lora_hf", "generate_growing_cache", "record_stream"}
+
+# A script run as `python -c`: its frames are '<string>', the user's own code all the same.
+PYTHON_C_FIXTURE = "python_c_site"
+PYTHON_C_CODE = """
+import gzip, json, os, shutil, sys, torch
+out = sys.argv[1]
+torch.cuda.init()
+torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="all", max_entries=1_000_000)
+def make_batch(n):
+    return [torch.empty(n * 1024 * 1024, dtype=torch.uint8, device="cuda") for _ in range(3)]
+kept = make_batch(8)
+extra = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+del kept
+path = os.path.join(out, sys.argv[2])
+torch.cuda.memory._dump_snapshot(path)
+with open(path, "rb") as raw, gzip.GzipFile(path + ".gz", "wb", mtime=0) as packed:
+    shutil.copyfileobj(raw, packed)
+os.remove(path)
+print(json.dumps({"fixture": "python_c_site", "file": sys.argv[2] + ".gz", "gpu": torch.cuda.get_device_name(0),
+                  "total_memory": torch.cuda.get_device_properties(0).total_memory, "outcome": None}))
+"""
 
 
 # --- the child process: one fixture or one what-if ---------------------------------------------
@@ -287,8 +468,12 @@ def child_record(name, out_dir):
         apply_budget(torch)
     # Before the first allocation, so the trace is the whole run (the replay needs its start).
     torch.cuda.memory._record_memory_history(
-        enabled="all", context="all", stacks="python", max_entries=1_000_000)
+        enabled="all", context="all", stacks="all" if name in CPP_STACKS else "python", max_entries=1_000_000)
     outcome = workload(torch)
+    stats = torch.cuda.memory_stats()
+    # PyTorch's own peaks: what the replay's peaks must equal to the byte.
+    peaks = {"peak_allocated": stats.get("allocated_bytes.all.peak"), "peak_reserved": stats.get("reserved_bytes.all.peak"),
+             "num_ooms": stats.get("num_ooms")}
     path = os.path.join(out_dir, f"{name}-torch{torch_version_tag(torch)}.pickle")
     torch.cuda.memory._dump_snapshot(path)
     torch.cuda.memory._record_memory_history(enabled=None)
@@ -298,7 +483,7 @@ def child_record(name, out_dir):
     print(json.dumps({"fixture": name, "file": os.path.basename(path) + ".gz",
                       "gpu": torch.cuda.get_device_name(0),
                       "total_memory": torch.cuda.get_device_properties(0).total_memory,
-                      "outcome": outcome}))
+                      "outcome": outcome, "pytorch_peaks": peaks}))
 
 
 def child_what_if(empty_cache_at_boundaries):
@@ -335,11 +520,23 @@ def record_all(out_dir, only):
         if only and name not in only:
             continue
         print(f"recording {name} ({alloc_conf or 'default settings'})", file=sys.stderr)
-        result = run_child(["--child", name, "--out", out_dir], alloc_conf)
+        try:
+            result = run_child(["--child", name, "--out", out_dir], alloc_conf)
+        except subprocess.CalledProcessError as error:  # one fixture's failure must not cost the rest
+            manifest["fixtures"][name] = {"error": f"exit {error.returncode}", "alloc_conf": alloc_conf}
+            continue
         manifest["gpu"] = result["gpu"]
         manifest["total_memory"] = result["total_memory"]
         manifest["fixtures"][name] = {"file": result["file"], "alloc_conf": alloc_conf,
-                                      "outcome": result["outcome"]}
+                                      "stacks": "all" if name in CPP_STACKS else "python",
+                                      "outcome": result["outcome"], "pytorch_peaks": result["pytorch_peaks"]}
+    if not only or PYTHON_C_FIXTURE in only:
+        print(f"recording {PYTHON_C_FIXTURE} (python -c)", file=sys.stderr)
+        done = subprocess.run([sys.executable, "-c", PYTHON_C_CODE, out_dir, f"{PYTHON_C_FIXTURE}-torch{tag}.pickle"],
+                              stdout=subprocess.PIPE, text=True)
+        manifest["fixtures"][PYTHON_C_FIXTURE] = (
+            {"file": json.loads(done.stdout.strip().splitlines()[-1])["file"], "stacks": "all", "outcome": None}
+            if done.returncode == 0 else {"error": f"exit {done.returncode}"})
     if not only or "frag_oom" in only:
         what_if = {"torch": torch.__version__, "budget_mib": BUDGET_MIB,
                    "workload": "fragmentation_workload", "settings": []}
@@ -359,7 +556,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "oomlab-snapshots"),
                         help="folder for the snapshots and JSON files")
-    parser.add_argument("--only", nargs="*", choices=sorted(FIXTURES),
+    parser.add_argument("--only", nargs="*", choices=sorted(FIXTURES) + [PYTHON_C_FIXTURE],
                         help="record only these fixtures")
     # Internal: what the parent runs in each subprocess.
     parser.add_argument("--child", choices=sorted(FIXTURES), help=argparse.SUPPRESS)
