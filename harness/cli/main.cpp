@@ -197,8 +197,8 @@ int main(int argc, char** argv) {
                 "variant stacked by tag with the budget and the OOM, the segments at the peak, peaks and "
                 "throughput across variants and GPUs. Exit 0, 2 on bad input");
   report->add_option("DIR", report_options.dir, "A folder of run records (a suite folder, results/h200)")->required();
-  report->add_option("-o,--output", report_options.output, "The Markdown file (default DIR/report.md); "
-                     "the charts go in charts/ beside it");
+  report->add_option("-o,--output", report_options.output, "The Markdown page (default DIR/report.md): a regular "
+                     "or new file, not a device or a folder; the charts go in charts/ beside it");
   report->add_flag("--no-rerun", report_options.no_rerun,
                    "Use only the traces beside the records (<record>.trace.json, .oom.json); without "
                    "this a record with none is re-run on dry for its timeline");

@@ -95,7 +95,8 @@ void RunContext::note(const std::string& text) {
   if (quiet_) return;
   // "\r\033[K" clears a progress line in place; the line is redrawn after the note.
   if (progress_fn_) std::fputs("\r\033[K", stderr);
-  std::fprintf(stderr, "%s\n", text.c_str());
+  const bool labelled = note_label_.empty() || text.rfind(note_label_, 0) == 0;
+  std::fprintf(stderr, "%s%s\n", labelled ? "" : (note_label_ + ": ").c_str(), text.c_str());
   if (progress_fn_) progress_fn_(progress_user_, *this);
 }
 

@@ -73,6 +73,9 @@ class RunContext {
   void note(const std::string& text);
   // A run the user does not watch (the runner's plan of the need): no notes.
   void set_quiet(bool quiet) { quiet_ = quiet; }
+  // "train7b/lora": each note starts with it (unless it already does), so the notes of several
+  // variants run one after another say whose they are.
+  void set_note_label(std::string label) { note_label_ = std::move(label); }
 
   // Read by the runner when the variant ends.
   const std::vector<double>& step_seconds() const { return step_seconds_; }
@@ -128,6 +131,7 @@ class RunContext {
   ProgressFn progress_fn_ = nullptr;
   void* progress_user_ = nullptr;
   bool quiet_ = false;
+  std::string note_label_;
   ShardRole shard_role_;
   RankLauncher rank_launcher_;
 };

@@ -260,6 +260,7 @@ RunRecord run_variant_in_process(const RunRequest& request) {
                           resolved.budget.context_bytes + resolved.config.simulated_external);
     RunContext context(device, request.scale, resolved.steps, resolved.knobs);
     context.set_quiet(request.quiet);
+    context.set_note_label(request.scenario + "/" + request.variant);
     context.set_shard_role(request.shard);
     if (request.device == DeviceKind::cuda && request.shard.nccl_id.empty()) {
       context.set_rank_launcher(

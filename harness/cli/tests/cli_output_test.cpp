@@ -150,6 +150,23 @@ TEST(CliOutput, ATmpdirThatCannotHoldAFolderIsAUsageError) {
                      {{"TMPDIR", "/nonexistent/oomlab"}});
 }
 
+// train7b without --variant interleaved ~20 unlabelled lines from its seven variants: every
+// line a variant writes now names it.
+TEST(CliOutput, EveryNoteOfSeveralVariantsNamesItsVariant) {
+  Result result = run_oomlab({"run", "train7b", "--device", "dry", "--scale", "tiny"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::size_t start = 0, lines = 0;
+  while (start < result.err.size()) {
+    const std::size_t end = result.err.find('\n', start);
+    const std::string line = result.err.substr(start, end - start);
+    start = end == std::string::npos ? result.err.size() : end + 1;
+    if (line.empty()) continue;
+    ++lines;
+    EXPECT_EQ(line.rfind("train7b/", 0), 0u) << line;
+  }
+  EXPECT_GE(lines, 7u) << result.err;
+}
+
 // Two suites on one folder each deleted the other's records at start, and both said "complete".
 // A suite holds the folder's lock while it runs; a second one names the holder and exits 2,
 // touching nothing. Here the test holds the lock as a running suite would.
