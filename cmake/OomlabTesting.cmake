@@ -27,3 +27,24 @@ function(oomlab_add_gtest name)
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS "${label}" SKIP_REGULAR_EXPRESSION "  SKIPPED " ${extra_properties})
 endfunction()
+
+# oomlab_add_fuzzer(NAME SOURCES ... LIBS ...)
+# A libFuzzer target under ASan + UBSan, built only with OOMLAB_FUZZ and clang (gcc has no
+# -fsanitize=fuzzer). The code under test is passed as SOURCES, not linked from its library, so
+# it carries the coverage instrumentation libFuzzer steers by. Each fuzz/run_fuzz.sh builds and
+# runs its target.
+function(oomlab_add_fuzzer name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  if(NOT OOMLAB_FUZZ)
+    return()
+  endif()
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(STATUS "oomlab: OOMLAB_FUZZ is ON but ${CMAKE_CXX_COMPILER_ID} has no libFuzzer; "
+                   "${name} is not built (configure with clang++)")
+    return()
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE oomlab_config ${ARG_LIBS})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+endfunction()
