@@ -70,8 +70,9 @@ std::string oom(const ReplayReport& report) {
   const replay::OomFinding& f = *report.oom;
   std::string text = "\nout of memory  " + shown(f.request);
   text += f.pytorch_failed_too ? (report.fidelity.fits() ? "\n" : ", reproduced\n") : " (PyTorch did not fail here)\n";
+  // The site (the user's own line) first when library frames come before it in the stack.
+  if (f.frames.empty() || f.frames.front() != f.site) text += "  site " + shown(f.site) + "\n";
   for (std::size_t i = 0; i < f.frames.size(); ++i) text += (i == 0 ? "  at " : "     ") + shown(f.frames[i]) + "\n";
-  if (f.frames.empty()) text += "  (no Python frames recorded: _record_memory_history(stacks='python'))\n";
   text += "  " + shown(f.message) + "\n";
   return text;
 }
@@ -190,7 +191,8 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
   json["need"] = {{"allocated", report.need_allocated}, {"reserved", report.need_reserved}};
   Json oom = nullptr;
   if (report.oom) {
-    oom = {{"event", report.oom->event}, {"request", report.oom->request}, {"frames", report.oom->frames},
+    oom = {{"event", report.oom->event}, {"request", report.oom->request}, {"site", report.oom->site},
+           {"frames", report.oom->frames},
            {"reproduced", report.oom->pytorch_failed_too && !r.fits()},
            {"diagnosis", memory::diagnosis_name(report.oom->info.diagnosis)},
            {"remedy", report.oom->info.remedy}, {"message", report.oom->message}};

@@ -1,47 +1,11 @@
 #include "harness/replay/allocation_sites.hpp"
 
 #include <algorithm>
-#include <string_view>
 #include <unordered_map>
 
 #include "harness/memory/alloc_rounding.hpp"
 
 namespace oomlab::replay {
-namespace {
-
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-// torch's own files, installed packages, the standard library, and C++ frames ("??" or a .so).
-bool library_frame(const Frame& frame) {
-  const std::string_view file = frame.filename;
-  return file.empty() || file == "??" || contains(file, "/torch/") || contains(file, "site-packages/") ||
-         contains(file, "dist-packages/") || contains(file, "/lib/python") || file.front() == '<' ||
-         contains(file, ".so");
-}
-
-}  // namespace
-
-std::string frame_line(const Frame& frame) {
-  return frame.filename + ":" + std::to_string(frame.line) + " " + frame.name;
-}
-
-std::vector<std::string> stack_lines(const StackTable& stacks, StackId stack, std::size_t limit) {
-  std::vector<std::string> lines;
-  for (FrameId id : stacks.stack(stack)) {
-    if (lines.size() == limit) break;
-    lines.push_back(frame_line(stacks.frame(id)));
-  }
-  return lines;
-}
-
-std::string site_of(const StackTable& stacks, StackId stack) {
-  const std::vector<FrameId>& frames = stacks.stack(stack);
-  if (frames.empty()) return "(no frames recorded)";
-  for (FrameId id : frames) {
-    if (!library_frame(stacks.frame(id))) return frame_line(stacks.frame(id));
-  }
-  return frame_line(stacks.frame(frames.front()));
-}
 
 std::vector<SiteBytes> top_sites(const DeviceEvents& device, const StackTable& stacks, std::size_t at,
                                  const memory::RoundupTable& roundup, std::size_t limit) {

@@ -1,5 +1,5 @@
-// Where memory was asked for, in the program's own words: the Python frames torch recorded with
-// each request (file:line function), and the allocation sites holding the most live bytes.
+// Where memory was asked for, in the program's own words: the allocation sites (site_of(), the
+// user's own line) holding the most live bytes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -7,23 +7,14 @@
 #include <vector>
 
 #include "harness/memory/alloc_config.hpp"
+#include "harness/replay/allocation_sites_frames.hpp"
 #include "harness/replay/snapshot_events.hpp"
 #include "harness/replay/stack_table.hpp"
 
 namespace oomlab::replay {
 
-// "train.py:42 forward"
-std::string frame_line(const Frame& frame);
-
-// The stack's frames, innermost first, as frame_line()s; at most `limit`. Empty without frames.
-std::vector<std::string> stack_lines(const StackTable& stacks, StackId stack, std::size_t limit);
-
-// The frame that names the site: the innermost one in the program's own code, past torch,
-// Python's libraries and C++ frames; the innermost frame when all are library code.
-std::string site_of(const StackTable& stacks, StackId stack);
-
 struct SiteBytes {
-  std::string site;         // site_of(), or "(no frames recorded)"
+  std::string site;         // site_of()
   std::uint64_t bytes = 0;  // live, rounded as the replay rounds
   std::size_t blocks = 0;
 };

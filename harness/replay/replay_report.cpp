@@ -119,6 +119,7 @@ OomFinding find_oom(const ReplayReport& report, const StackTable& stacks) {
   }
   finding.event = event;
   finding.request = describe_request(report.events, event);
+  finding.site = site_of(stacks, report.events.events[event].frames);
   finding.frames = stack_lines(stacks, report.events.events[event].frames, kFramesShown);
   if (failed == nullptr) {
     finding.message = "PyTorch ran out of memory here and the replay did not: see the first divergent event";

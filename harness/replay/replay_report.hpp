@@ -33,7 +33,8 @@ struct ReplayRequest {
 struct OomFinding {
   std::size_t event = 0;
   std::string request;                // describe_request()
-  std::vector<std::string> frames;    // its Python frames, innermost first
+  std::string site;                   // site_of(): the user's own line, or what the stack is
+  std::vector<std::string> frames;    // stack_lines(): its Python frames (else C++ ones), innermost first
   bool pytorch_failed_too = false;
   memory::OomInfo info;               // oomlab's diagnosis, over the whole run (need) and the leak fit
   std::string message;
