@@ -3,9 +3,11 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "harness/runner/knobs.hpp"
+#include "harness/runner/scenario.hpp"
 
 namespace oomlab::report {
 
@@ -51,8 +53,26 @@ std::string record_name(const RunRecord& record) { return record.scenario + "/" 
 
 std::string record_setting(const RunRecord& record) {
   std::string text = record.device.kind + "/" + record.scale;
-  if (!record.knobs.empty()) text += " " + describe_knobs(record.knobs);
+  const std::map<std::string, std::string> knobs = knobs_set_by_hand(record);
+  if (!knobs.empty()) text += " " + describe_knobs(knobs);
   return text;
+}
+
+std::map<std::string, std::string> knobs_set_by_hand(const RunRecord& record) {
+  // Every knob of a variant made its rows 300 characters wide; its own values say nothing.
+  const Scenario* scenario = ScenarioRegistry::instance().find(record.scenario);
+  const std::optional<Scale> scale = parse_scale(record.scale);
+  if (scenario == nullptr || !scale) return record.knobs;
+  bool known_variant = false;
+  for (const VariantSpec& variant : scenario->variants()) known_variant = known_variant || variant.name == record.variant;
+  if (!known_variant) return record.knobs;
+  const std::map<std::string, std::string> own = scenario->variant_knobs(record.variant, *scale);
+  std::map<std::string, std::string> differs;
+  for (const auto& [knob, value] : record.knobs) {
+    const auto it = own.find(knob);
+    if (it == own.end() || it->second != value) differs[knob] = value;
+  }
+  return differs;
 }
 
 namespace {

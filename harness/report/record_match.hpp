@@ -2,6 +2,7 @@
 // and knobs. Used by compare (two result sets) and by the regression test (baselines vs a fresh
 // suite), so both match the same way.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,11 @@ namespace oomlab::report {
 
 // "srgan_leak/broken"
 std::string record_name(const RunRecord& record);
-// "dry/full", plus " batch=24,dtype=bf16" when the record has knobs.
+// "dry/full", plus " batch=24,dtype=bf16": the knobs set by hand (knobs_set_by_hand).
 std::string record_setting(const RunRecord& record);
+// The record's knobs that differ from its variant's own values at its scale, when its scenario is
+// registered here; else every knob it names.
+std::map<std::string, std::string> knobs_set_by_hand(const RunRecord& record);
 
 struct RecordPair {
   const LoadedRecord* a = nullptr;

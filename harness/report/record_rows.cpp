@@ -67,8 +67,10 @@ class RowsFor {
 
   // Peaks: lower is better. Exact agreement is required across devices (the allocation
   // sequence is the same on dry, host and cuda). 0 means unknown for need.
+  // stopped_peak: the metric is what the run reached before it ended (not the planned need), so
+  // a run that ended at an OOM somewhere the other did not has no comparable value.
   void bytes(const std::string& metric, std::uint64_t a, std::uint64_t b, double threshold, bool exact,
-             bool zero_is_unknown = false) {
+             bool zero_is_unknown = false, bool stopped_peak = true) {
     if (zero_is_unknown && (a == 0 || b == 0)) return;
     ComparisonRow row = start(metric, "bytes");
     row.a = static_cast<double>(a);
@@ -79,8 +81,11 @@ class RowsFor {
     if (a != 0) row.ratio = static_cast<double>(b) / static_cast<double>(a);
     if (exact) {
       row.verdict = a == b ? Verdict::same : Verdict::differs;
-    } else {
+    } else if (const std::string why = stopped_elsewhere(); !stopped_peak || why.empty()) {
       row.verdict = judge(*row.a, *row.b, Better::lower, threshold, -1, -1);
+    } else {
+      row.verdict = Verdict::changed;  // a run that stopped at an OOM peaked where it stopped
+      row.delta_text = "not comparable: " + why;
     }
     add(std::move(row));
   }
@@ -107,6 +112,20 @@ class RowsFor {
     row.delta_text = (b.value >= a.value ? "+" : "") + format_number(b.value - a.value) + " " + a.unit;
     row.verdict = judge(a.value, b.value, Better::higher, threshold, row.noise_a, row.noise_b);
     add(std::move(row));
+  }
+
+  // Why the two runs' peaks measure different spans: one ran out of memory where the other did
+  // not (or at another step). Empty when they ended alike.
+  std::string stopped_elsewhere() const {
+    const auto oom_at = [](const RunRecord& r) {
+      return r.outcome.step >= 0 ? "ran out of memory at step " + std::to_string(r.outcome.step)
+                                 : std::string("ran out of memory");
+    };
+    const bool a_oom = a_.outcome.status == OutcomeStatus::oom, b_oom = b_.outcome.status == OutcomeStatus::oom;
+    if (!a_oom && !b_oom) return {};
+    if (a_oom && b_oom && a_.outcome.step == b_.outcome.step) return {};
+    if (a_oom && b_oom) return "A " + oom_at(a_) + ", B " + oom_at(b_);
+    return (a_oom ? "A " + oom_at(a_) : "B " + oom_at(b_)) + ": its peak is where it stopped";
   }
 
   const RunRecord& a() const { return a_; }
@@ -143,8 +162,9 @@ void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, d
     if (metrics.wants("peak_allocated")) rows.bytes("peak_allocated", a.peak_allocated, b.peak_allocated, threshold, exact);
     if (metrics.wants("peak_reserved")) rows.bytes("peak_reserved", a.peak_reserved, b.peak_reserved, threshold, exact);
     if (metrics.wants("need")) {
-      rows.bytes("need", a.need, b.need, threshold, exact, true);
-      rows.bytes("need_reserved", a.need_reserved, b.need_reserved, threshold, exact, true);
+      // The need is planned without a cap: comparable whether or not either run ran out.
+      rows.bytes("need", a.need, b.need, threshold, exact, true, false);
+      rows.bytes("need_reserved", a.need_reserved, b.need_reserved, threshold, exact, true, false);
     }
     // A baseline has no device-level number; across devices dry's is simulated.
     const bool device_used_known = !pair.a->baseline && !pair.b->baseline && !pair.across_devices;

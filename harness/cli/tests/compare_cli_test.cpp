@@ -107,5 +107,47 @@ TEST(CompareCli, BadInputIsOneErrorLineAndExitCode2) {
   expect_usage_error({"compare", a}, "B is required");
 }
 
+// A run that ran out of memory stopped at its OOM: its lower peak was marked "better".
+TEST(CompareCli, AnOomRunsPeakIsNotComparable) {
+  TempDir dir;
+  const std::string a = write(dir, "a.json", sample_record());
+  Json stopped = sample_record();
+  stopped["outcome"]["status"] = "oom";
+  stopped["outcome"]["step"] = 2;
+  stopped["outcome"]["diagnosis"] = "capacity";
+  stopped["memory"]["peak_allocated"] = 3ull << 30;
+  stopped["memory"]["peak_reserved"] = 3ull << 30;
+  const std::string b = write(dir, "b.json", stopped);
+  const Result result = run_oomlab({"compare", "--all", a, b});
+  EXPECT_NE(result.out.find("not comparable: B ran out of memory at step 2"), std::string::npos) << result.out;
+  for (const char* metric : {"peak_allocated", "peak_reserved"}) {
+    const std::size_t row = result.out.find(metric);
+    ASSERT_NE(row, std::string::npos) << result.out;
+    const std::string line = result.out.substr(row, result.out.find('\n', row) - row);
+    EXPECT_EQ(line.find("better"), std::string::npos) << line;
+  }
+}
+
+// Every knob of a variant made a row 300 characters wide: only knobs set by hand are shown.
+TEST(CompareCli, ASettingShowsOnlyTheKnobsSetByHand) {
+  TempDir dir;
+  const Result listed = run_oomlab({"run", "gpt_train", "--variant", "bf16", "--device", "dry", "--scale", "small",
+                                    "--out", dir.path("own.json")});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const Result asked = run_oomlab({"run", "gpt_train", "--variant", "bf16", "--device", "dry", "--scale", "small",
+                                   "--set", "batch=2", "--out", dir.path("asked.json")});
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  const Result same = run_oomlab({"compare", "--all", dir.path("own.json"), dir.path("own.json")});
+  EXPECT_NE(same.out.find("dry/small "), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("attention="), std::string::npos) << "the variant's own knobs are not repeated\n" << same.out;
+  const Result changed = run_oomlab({"compare", "--all", dir.path("asked.json"), dir.path("asked.json")});
+  EXPECT_NE(changed.out.find("dry/small batch=2"), std::string::npos) << changed.out;
+  for (std::size_t start = 0; start < changed.out.size();) {
+    const std::size_t end = changed.out.find('\n', start);
+    EXPECT_LT((end == std::string::npos ? changed.out.size() : end) - start, 160u) << changed.out;
+    start = end == std::string::npos ? changed.out.size() : end + 1;
+  }
+}
+
 }  // namespace
 }  // namespace oomlab::cli_test
