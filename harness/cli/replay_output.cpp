@@ -92,9 +92,13 @@ std::string sites(const ReplayReport& report) {
 
 std::string phases(const ReplayReport& report) {
   std::string text = "\nphases  " + report.phases.describe();
-  if (report.growth.steady) {
-    text += "; leak: live bytes between iterations grow " +
-            format_size(static_cast<std::size_t>(report.growth.bytes_per_step)) + " per iteration";
+  const replay::Growth& growth = report.iteration_growth;
+  if (growth.leak) {
+    text += "\n  leak: " + shown(replay::describe_growth(growth)) + "; never released while the program ran";
+  } else if (growth.steady) {
+    text += "\n  not a leak: " + shown(replay::describe_growth(growth)) + ", released after request " +
+            std::to_string(growth.released_request) + " (back to the first iteration's level) while the program "
+            "still held its earlier memory: memory grown by design (a KV cache, a growing buffer)";
   } else if (report.growth.enough_samples) {
     text += "; no steady growth between iterations";
   }
@@ -138,6 +142,13 @@ std::string notes(const ReplayReport& report) {
   std::string text = "\nnotes\n";
   for (const std::string& note : report.notes) text += "  - " + shown(note) + "\n";
   return text;
+}
+
+Json growth_json(const replay::Growth& growth) {
+  if (!growth.steady) return nullptr;
+  return {{"bytes_per_iteration", growth.bytes_per_iteration}, {"iterations", growth.iterations},
+          {"site", growth.site}, {"site_growth", growth.site_growth}, {"leak", growth.leak},
+          {"released_after_request", growth.released_at ? Json(growth.released_request) : Json(nullptr)}};
 }
 
 Json what_if_json(const ReplayReport& report) {
@@ -205,8 +216,10 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
   json["live_at_peak"] = {{"bytes", report.live_at_peak}, {"sites", sites}};
   json["phases"] = {{"boundaries", report.phases.boundaries.size()}, {"from_snapshot_marks", report.phases.from_snapshot_marks},
                     {"levels", report.phases.low_bytes},
-                    {"leak", report.growth.steady},
-                    {"leak_bytes_per_iteration", report.growth.steady ? Json(report.growth.bytes_per_step) : Json(nullptr)}};
+                    {"leak", report.iteration_growth.leak},
+                    {"leak_bytes_per_iteration",
+                     report.iteration_growth.leak ? Json(report.iteration_growth.bytes_per_iteration) : Json(nullptr)},
+                    {"growth", growth_json(report.iteration_growth)}};
   json["what_if"] = what_if_json(report);
   json["notes"] = report.notes;
   return json;

@@ -147,6 +147,7 @@ std::vector<std::size_t> iteration_starts(const DeviceEvents& device) {
 std::string Phases::describe() const {
   const std::string count = std::to_string(boundaries.size());
   if (from_snapshot_marks) return count + " _snapshot() marks";
+  if (boundaries.empty()) return "no iterations found (no repeating requests, no lows of live bytes)";
   if (from_repetition) {
     return std::to_string(boundaries.size() + 1) + " iterations (a repeating pattern of requests)";
   }
@@ -174,12 +175,14 @@ Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& round
   const std::vector<std::size_t> starts = iteration_starts(device);
   if (!starts.empty() && !series.empty()) {
     phases.from_repetition = true;
+    phases.loop_start = starts.front();
     std::size_t point = 0;  // series[point - 1] is the last request before starts[k]
     for (std::size_t k = 1; k < starts.size(); ++k) {
       while (point < series.size() && series[point].event < starts[k]) ++point;
       if (point == 0) continue;
       if (!phases.from_snapshot_marks) phases.boundaries.push_back(series[point - 1].event);
       phases.low_bytes.push_back(series[point - 1].bytes);
+      phases.level_events.push_back(series[point - 1].event);
     }
     return phases;
   }
@@ -199,6 +202,7 @@ Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& round
       low = point;
     } else if (point.bytes >= low.bytes + step) {
       phases.low_bytes.push_back(low.bytes);
+      phases.level_events.push_back(low.event);
       if (!phases.from_snapshot_marks) phases.boundaries.push_back(low.event);
       falling = false;
       high = point.bytes;

@@ -29,6 +29,8 @@ struct Phases {
   bool from_snapshot_marks = false;     // else iterations
   bool from_repetition = false;         // iteration starts of a repeating pattern, else lows
   std::vector<std::int64_t> low_bytes;  // live bytes at each iteration's start or low, in order
+  std::vector<std::size_t> level_events;  // the request each low_bytes entry is live after
+  std::size_t loop_start = 0;           // the first iteration's first request (repetition), else 0
   std::string describe() const;         // "12 iteration ends (live bytes back to a low)"
   std::string where() const;            // "each iteration's start"
 };

@@ -51,7 +51,12 @@ RunRecord replay_record(const ReplayReport& report, const std::string& snapshot_
     record.metrics["budget_low"] = static_cast<double>(report.budget_range.low);
     if (report.budget_range.high) record.metrics["budget_high"] = static_cast<double>(*report.budget_range.high);
   }
-  if (report.growth.steady) record.metrics["leak_bytes_per_iteration"] = report.growth.bytes_per_step;
+  const Growth& growth = report.iteration_growth;
+  if (growth.leak) record.metrics["leak_bytes_per_iteration"] = growth.bytes_per_iteration;
+  if (growth.steady && !growth.leak) record.metrics["released_growth_bytes_per_iteration"] = growth.bytes_per_iteration;
+  if (!report.phases.low_bytes.empty()) {
+    record.metrics["iterations"] = static_cast<double>(report.phases.low_bytes.size() + 1);
+  }
   for (const WhatIfRow& row : report.what_if) {
     const std::string key = "what_if." + (row.as_recorded ? std::string("as_recorded") : metric_key(row.setting));
     record.metrics[key + ".peak_reserved"] = static_cast<double>(row.peak_reserved);

@@ -133,13 +133,10 @@ OomFinding find_oom(const ReplayReport& report, const StackTable& stacks) {
   }
   finding.info.need_allocated = static_cast<std::size_t>(report.need_allocated);
   finding.info.need_reserved = static_cast<std::size_t>(report.need_reserved);
-  if (report.growth.steady) finding.info.diagnosis = memory::Diagnosis::leak;
+  if (report.iteration_growth.leak) finding.info.diagnosis = memory::Diagnosis::leak;
   memory::diagnose(finding.info);
   finding.message = memory::OomError(finding.info).what();
-  if (report.growth.steady) {
-    finding.message += "; live bytes grow " + format_size(static_cast<std::size_t>(report.growth.bytes_per_step)) +
-                       " per iteration";
-  }
+  if (report.iteration_growth.leak) finding.message += "; " + describe_growth(report.iteration_growth);
   return finding;
 }
 
@@ -188,6 +185,8 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
 
   report.phases = find_phases(report.events, report.config.roundup_power2_divisions);
   report.growth = fit_iteration_growth(report.phases);
+  report.iteration_growth = explain_growth(report.events, snapshot.stacks, report.phases, report.growth,
+                                           report.config.roundup_power2_divisions);
   if (report.fidelity.peak_allocated > 0) {
     report.live_at_peak = report.fidelity.peak_allocated;
     report.top_sites = top_sites(report.events, snapshot.stacks, report.fidelity.peak_allocated_event,

@@ -14,6 +14,7 @@
 #include "harness/replay/allocation_sites.hpp"
 #include "harness/replay/budget_inference.hpp"
 #include "harness/replay/phases.hpp"
+#include "harness/replay/phases_growth.hpp"
 #include "harness/replay/replay.hpp"
 #include "harness/replay/replay_settings.hpp"
 #include "harness/replay/snapshot.hpp"
@@ -57,6 +58,7 @@ struct ReplayReport {
   std::optional<OomFinding> oom;
   Phases phases;
   leak::GrowthFit growth;
+  Growth iteration_growth;            // what the growth is: a leak, or released later (a KV cache)
   std::uint64_t live_at_peak = 0;
   std::vector<SiteBytes> top_sites;
   std::vector<WhatIfRow> what_if;
