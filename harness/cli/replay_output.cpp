@@ -6,6 +6,7 @@
 #include "harness/memory/budget.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/memory/user_text.hpp"
+#include "harness/replay/replay_report_verdict.hpp"
 #include "harness/report/text_table.hpp"
 #include "harness/runner/json_text.hpp"
 
@@ -119,22 +120,7 @@ std::string what_if(const ReplayReport& report) {
     table.add_row({setting, format_size(row.peak_reserved), fits, fraction(row.fragmentation_at_peak)});
   }
   text += table.render();
-  const replay::WhatIfRow* best = replay::best_fix(report.what_if);
-  const replay::WhatIfRow* best_at_largest = replay::best_fix(report.what_if, true);
-  const replay::WhatIfRow& recorded = report.what_if.front();
-  if (recorded.fits && best == nullptr) {
-    text += "verdict: the run fits as recorded; no setting here lowers its reserved peak\n";
-  } else if (best == nullptr && best_at_largest != nullptr) {
-    text += "verdict: " + best_at_largest->setting + " fits if the run's cap was near " + largest +
-            ", the largest the trace allows, not at the tightest: give the real one with --budget\n";
-  } else if (best != nullptr) {
-    text += "verdict: " + best->setting + " fits, with a " + format_size(best->peak_reserved) + " reserved peak (" +
-            (recorded.fits ? "as recorded: " + format_size(recorded.peak_reserved) : std::string("as recorded it fails")) + ")\n";
-  } else {
-    text += "verdict: no allocator setting fits: the live bytes alone (" + format_size(report.need_allocated) +
-            ") exceed the budget; lower the peak (smaller batch, bf16, checkpointing) or use a larger card\n";
-  }
-  return text;
+  return text + shown(replay::what_if_verdict(report)) + "\n";
 }
 
 std::string notes(const ReplayReport& report) {
@@ -221,6 +207,7 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
                      report.iteration_growth.leak ? Json(report.iteration_growth.bytes_per_iteration) : Json(nullptr)},
                     {"growth", growth_json(report.iteration_growth)}};
   json["what_if"] = what_if_json(report);
+  json["verdict"] = report.what_if.empty() ? Json(nullptr) : Json(replay::what_if_verdict(report));
   json["notes"] = report.notes;
   return json;
 }

@@ -47,17 +47,20 @@ WhatIfRow RowRunner::run_row(const DeviceEvents& device, const ReplayPlan& plan,
   return row;
 }
 
-// The GPU profile with the largest budget below `budget`: the next card down.
+}  // namespace
+
+// Cards within a rounding of each other (rtx4060ti-16g and rtx4080 differ by 10 MiB) are one
+// size: the next card down is at least this much smaller.
+constexpr double kNextCardAtMost = 0.95;
+
 const memory::GpuProfile* next_smaller_profile(std::size_t budget) {
   const memory::GpuProfile* best = nullptr;
   for (const memory::GpuProfile& profile : memory::gpu_profiles()) {
-    if (profile.budget() >= budget) continue;
+    if (static_cast<double>(profile.budget()) > kNextCardAtMost * static_cast<double>(budget)) continue;
     if (best == nullptr || profile.budget() > best->budget()) best = &profile;
   }
   return best;
 }
-
-}  // namespace
 
 std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& plan,
                                const memory::AllocatorConfig& recorded, const Phases& phases,

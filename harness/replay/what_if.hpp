@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/memory/alloc_config.hpp"
+#include "harness/memory/budget.hpp"
 #include "harness/replay/phases.hpp"
 #include "harness/replay/replay_plan.hpp"
 
@@ -36,6 +37,10 @@ struct WhatIfRow {
 std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& plan,
                                const memory::AllocatorConfig& recorded, const Phases& phases,
                                std::optional<std::size_t> largest_cap = std::nullopt);
+
+// The GPU profile with the largest budget at least 5% below `budget`: the next card down, not
+// one within a rounding of it. nullptr when none is.
+const memory::GpuProfile* next_smaller_profile(std::size_t budget);
 
 // The fitting row with the lowest reserved peak other than the recorded one (fitting the
 // largest cap the trace allows, when asked); nullptr if none.
