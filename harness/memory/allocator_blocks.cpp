@@ -26,8 +26,14 @@ void CachingAllocator::Impl::insert_free(Block* b) {
   pool.blocks.insert(b);
 }
 
+CachingAllocator::Impl::BlockPool& CachingAllocator::Impl::pool_in(PoolHandle pool, bool small) {
+  if (pool == kDefaultPool) return small ? small_pool : large_pool;
+  detail::PrivatePool& owner = private_pools.try_emplace(pool, config.ties_by_address).first->second;
+  return small ? owner.small : owner.large;
+}
+
 Block* CachingAllocator::Impl::get_free_block(bool small, StreamHandle stream, std::size_t size) {
-  BlockPool& pool = small ? small_pool : large_pool;
+  BlockPool& pool = pool_for(small);
   if (gc_on()) ++pool.free_block_searches;
   Block key;
   key.stream = stream;
@@ -131,6 +137,7 @@ Segment* CachingAllocator::Impl::new_segment(bool small, StreamHandle stream, st
   seg->size = size;
   seg->small = small;
   seg->stream = stream;
+  seg->pool = request_pool;
   segments[seg->id] = seg;
   stats.segments.increase(1);
   return seg;
@@ -166,7 +173,7 @@ Block* CachingAllocator::Impl::grow_segment(bool small, StreamHandle stream, std
   Segment* seg = new_segment(small, stream, reinterpret_cast<std::uintptr_t>(ptr), bytes);
   Block* block = whole_block(seg, 0, bytes);
   seg->first = seg->last = block;
-  add_reserved(bytes, tag);
+  add_reserved(bytes, tag, seg->pool);
   record(EventKind::segment_map, bytes, seg->id, 0, tag, stream);
   return block;
 }

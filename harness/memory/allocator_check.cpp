@@ -64,7 +64,7 @@ std::string CachingAllocator::Impl::check_segment(std::uint32_t id, const Segmen
 // A block is exactly one of: allocated (in `live`), waiting on events, free (in its pool), or
 // unmapped (in its pool's unmapped set).
 std::string CachingAllocator::Impl::check_block_state(const Block& b, Tally& tally) const {
-  const BlockPool& pool = b.segment->small ? small_pool : large_pool;
+  const BlockPool& pool = const_cast<Impl*>(this)->pool_of(&b);
   auto* key = const_cast<Block*>(&b);
   auto pooled = pool.blocks.find(key);
   const bool in_pool = pooled != pool.blocks.end() && *pooled == &b;
@@ -99,14 +99,19 @@ std::string CachingAllocator::Impl::check_totals(const Tally& tally) const {
   auto differs = [](std::int64_t counter, std::size_t walked) {
     return counter < 0 || static_cast<std::size_t>(counter) != walked;
   };
-  if (tally.free_blocks != small_pool.blocks.size() + large_pool.blocks.size()) {
-    return "a pool holds blocks no segment has";
+  std::vector<const BlockPool*> pools = {&small_pool, &large_pool};
+  for (const auto& [handle, pool] : private_pools) pools.insert(pools.end(), {&pool.small, &pool.large});
+  std::size_t pooled = 0, unmapped = 0;
+  for (const BlockPool* pool : pools) {
+    pooled += pool->blocks.size();
+    unmapped += pool->unmapped.size();
   }
-  for (const BlockPool* pool : {&small_pool, &large_pool}) {
+  if (tally.free_blocks != pooled) return "a pool holds blocks no segment has";
+  for (const BlockPool* pool : pools) {
     const std::string disagreement = pool->blocks.first_disagreement();
     if (!disagreement.empty()) return disagreement;
   }
-  if (tally.unmapped_blocks != small_pool.unmapped.size() + large_pool.unmapped.size()) {
+  if (tally.unmapped_blocks != unmapped) {
     return "an unmapped set holds blocks no segment has";
   }
   if (tally.allocated_blocks != live.size()) return "the live map holds blocks no segment has";

@@ -28,7 +28,7 @@ std::size_t CachingAllocator::Impl::expandable_reservation(std::size_t granule) 
 // The lowest block (per stream) from which free and unmapped blocks together hold `size`, or a
 // new range's single unmapped block.
 Block* CachingAllocator::Impl::find_expandable_block(bool small, StreamHandle stream, std::size_t size) {
-  BlockPool& pool = small ? small_pool : large_pool;
+  BlockPool& pool = pool_for(small);
   const auto allocatable = [](const Block* b) { return b != nullptr && b->is_free() && b->stream_uses.empty(); };
   const auto has_room = [&](const Block* b) {
     std::size_t bytes = 0;
@@ -94,7 +94,7 @@ bool CachingAllocator::Impl::map_block(Block* to_map, std::size_t size, Tag tag)
   try_merge(to_map, to_map->next);
   insert_free(to_map);
   seg->size += bytes;
-  add_reserved(bytes, tag);
+  add_reserved(bytes, tag, seg->pool);
   record(EventKind::segment_map, bytes, seg->id, offset, tag, seg->stream);
   return true;
 }
@@ -149,7 +149,7 @@ void CachingAllocator::Impl::unmap_block(Block* block) {
   pool.unmapped.insert(block);
   source.unmap(reinterpret_cast<void*>(seg->base + begin), end - begin);
   seg->size -= end - begin;
-  remove_reserved(end - begin);
+  remove_reserved(end - begin, seg->pool);
   record(EventKind::segment_unmap, end - begin, seg->id, begin, Tag::other, seg->stream);
 }
 

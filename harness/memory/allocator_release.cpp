@@ -44,7 +44,7 @@ void CachingAllocator::Impl::release_block(Block* block) {
   Segment* seg = block->segment;
   pool_of(block).blocks.erase(block);
   source.deallocate(reinterpret_cast<void*>(seg->base), seg->size);
-  remove_reserved(seg->size);
+  remove_reserved(seg->size, seg->pool);
   record(EventKind::segment_unmap, seg->size, seg->id, 0, Tag::other, seg->stream);
   recycle(block);
   forget_segment(seg);
@@ -70,11 +70,27 @@ void CachingAllocator::Impl::release_blocks(BlockPool& pool) {
   }
 }
 
-// release_cached_blocks: large pool first, then small, as PyTorch orders its segment_free events.
+// release_cached_blocks: large pool first, then small, as PyTorch orders its segment_free events;
+// then the private pools whose owners let go, each small first. The others keep their segments.
 void CachingAllocator::Impl::release_cached() {
   wait_for_events();
   release_blocks(large_pool);
   release_blocks(small_pool);
+  for (auto& [handle, pool] : private_pools) {
+    if (!pool.freeable) continue;
+    release_blocks(pool.small);
+    release_blocks(pool.large);
+  }
+}
+
+// A MemPool's destructor: the pool is let go and its own cache emptied at once.
+void CachingAllocator::Impl::release_pool(PoolHandle handle) {
+  const auto it = private_pools.find(handle);
+  if (it == private_pools.end()) return;
+  it->second.freeable = true;
+  wait_for_events();
+  release_blocks(it->second.small);
+  release_blocks(it->second.large);
 }
 
 // release_available_cached_blocks (only with max_split_size): the smallest oversize block that
@@ -82,7 +98,7 @@ void CachingAllocator::Impl::release_cached() {
 // released to try again.
 bool CachingAllocator::Impl::release_available_cached_blocks(bool small, StreamHandle stream, std::size_t size) {
   if (config.max_split_size == AllocatorConfig::kUnlimited) return false;
-  BlockPool& pool = small ? small_pool : large_pool;
+  BlockPool& pool = pool_for(small);
   // Oversize cached blocks are whole segments; the check keeps a simulation safe where PyTorch
   // would assert (an expandable block).
   const auto releasable = [](const Block* b) { return !b->segment->expandable && !b->is_split(); };
@@ -151,7 +167,7 @@ void CachingAllocator::Impl::release_uncached(Block* block) {
   Segment* seg = block->segment;
   stats.active.decrease(static_cast<std::int64_t>(block->size));
   source.deallocate(reinterpret_cast<void*>(seg->base), seg->size);
-  remove_reserved(seg->size);
+  remove_reserved(seg->size, seg->pool);
   record(EventKind::segment_unmap, seg->size, seg->id, 0, Tag::other, seg->stream);
   recycle(block);
   forget_segment(seg);

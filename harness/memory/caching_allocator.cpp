@@ -65,18 +65,24 @@ void CachingAllocator::Impl::update_scopes(Tag tag) {
   }
 }
 
-void CachingAllocator::Impl::add_reserved(std::size_t bytes, Tag tag) {
+void CachingAllocator::Impl::add_reserved(std::size_t bytes, Tag tag, PoolHandle pool) {
   stats.reserved.increase(static_cast<std::int64_t>(bytes));
+  pool_bytes[pool].reserved += bytes;
   update_scopes(tag);
 }
 
-void CachingAllocator::Impl::remove_reserved(std::size_t bytes) {
+void CachingAllocator::Impl::remove_reserved(std::size_t bytes, PoolHandle pool) {
   stats.reserved.decrease(static_cast<std::int64_t>(bytes));
+  pool_bytes[pool].reserved -= bytes;
 }
 
 // Kept by the pools as blocks come and go: stats() after every new segment stays O(1).
 std::size_t CachingAllocator::Impl::largest_free_block() const {
-  return std::max(small_pool.blocks.largest(), large_pool.blocks.largest());
+  std::size_t largest = std::max(small_pool.blocks.largest(), large_pool.blocks.largest());
+  for (const auto& [handle, pool] : private_pools) {
+    largest = std::max({largest, pool.small.blocks.largest(), pool.large.blocks.largest()});
+  }
+  return largest;
 }
 
 bool CachingAllocator::Impl::within_budget(std::size_t extra) const {
@@ -97,8 +103,9 @@ bool CachingAllocator::Impl::gc_on() const {
 
 // ---- the request flow ----
 
-void* CachingAllocator::Impl::allocate(std::size_t bytes, Tag tag, StreamHandle stream) {
+void* CachingAllocator::Impl::allocate(std::size_t bytes, Tag tag, StreamHandle stream, PoolHandle pool) {
   if (bytes == 0) return nullptr;
+  request_pool = pool;
   process_events();
   source_refused = false;
   if (bytes > detail::kMaxRequest) throw_oom(bytes, tag, stream);
@@ -109,6 +116,20 @@ void* CachingAllocator::Impl::allocate(std::size_t bytes, Tag tag, StreamHandle 
   if (config.caching && should_split(block, size)) split(block, size);
   hand_out(block, bytes, tag, stream);
   return reinterpret_cast<void*>(block->address);
+}
+
+// get_free_block's answer without its effects: the block stays cached, the GC clock stands still.
+bool CachingAllocator::Impl::cached_block_fits(std::size_t bytes, StreamHandle stream, PoolHandle pool) {
+  if (bytes == 0 || bytes > detail::kMaxRequest || !config.caching) return false;
+  const std::size_t size = round_request(bytes, config.roundup_power2_divisions);
+  request_pool = pool;
+  BlockPool& blocks = pool_for(size <= kSmallSize);
+  const std::int64_t searches = blocks.free_block_searches;
+  Block* found = get_free_block(size <= kSmallSize, stream, size);
+  blocks.free_block_searches = searches;
+  if (found == nullptr) return false;
+  blocks.blocks.insert(found);
+  return true;
 }
 
 // DeviceCachingAllocator::malloc's order: a cached block; else (after garbage collection, when
@@ -138,6 +159,7 @@ void CachingAllocator::Impl::hand_out(Block* block, std::size_t bytes, Tag tag, 
   live.emplace(block->address, block);
   const auto amount = static_cast<std::int64_t>(block->size);
   stats.allocated.increase(amount);
+  pool_bytes[block->segment->pool].allocated += block->size;
   stats.active.increase(amount);
   stats.requested.increase(static_cast<std::int64_t>(bytes));
   stats.allocations.increase(1);
@@ -160,6 +182,7 @@ void CachingAllocator::Impl::deallocate(void* ptr) {
   live.erase(block->address);
   const auto amount = static_cast<std::int64_t>(block->size);
   stats.allocated.decrease(amount);
+  pool_bytes[block->segment->pool].allocated -= block->size;
   stats.requested.decrease(static_cast<std::int64_t>(block->requested));
   stats.allocations.decrease(1);
   stats.tag_allocated[static_cast<int>(block->tag)].decrease(amount);
@@ -248,7 +271,34 @@ void* CachingAllocator::allocate(std::size_t bytes, StreamHandle stream) {
 
 void* CachingAllocator::allocate(std::size_t bytes, Tag tag, StreamHandle stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return impl_->allocate(bytes, tag, stream);
+  return impl_->allocate(bytes, tag, stream, kDefaultPool);
+}
+
+void* CachingAllocator::allocate(std::size_t bytes, Tag tag, StreamHandle stream, PoolHandle pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return impl_->allocate(bytes, tag, stream, pool);
+}
+
+bool CachingAllocator::cached_block_fits(std::size_t bytes, StreamHandle stream, PoolHandle pool) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return impl_->cached_block_fits(bytes, stream, pool);
+}
+
+void CachingAllocator::mark_pool_freeable(PoolHandle pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = impl_->private_pools.find(pool);
+  if (it != impl_->private_pools.end()) it->second.freeable = true;
+}
+
+void CachingAllocator::release_pool(PoolHandle pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  impl_->release_pool(pool);
+}
+
+PoolBytes CachingAllocator::pool_bytes(PoolHandle pool) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = impl_->pool_bytes.find(pool);
+  return it == impl_->pool_bytes.end() ? PoolBytes{} : it->second;
 }
 
 void CachingAllocator::deallocate(void* ptr) {

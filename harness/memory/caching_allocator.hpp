@@ -19,7 +19,11 @@
 //  - expandable_segments: one address range per (stream, pool), mapped and unmapped in 2 MiB
 //    (small) or 20 MiB (large) granules at the lowest address with room; releasing the cache
 //    unmaps every whole free granule (allocator_expandable.cpp);
-//  - caching:false: every request is its own source allocation, returned when freed.
+//  - caching:false: every request is its own source allocation, returned when freed;
+//  - private pools (a CUDA graph's capture, a torch.cuda.MemPool): a request names its pool; a
+//    pool's blocks and segments serve only its own requests, and its cached segments are released
+//    only once the pool is (release_pool, or empty_cache/the OOM path after mark_pool_freeable),
+//    as PyTorch's graph_pools_freeable. Garbage collection walks the default large pool only.
 //
 // Budget: the cap is on reserved + simulated_external. Memory used outside the allocator on a
 // real GPU (this process's context, other processes) is NOT charged against it, because a GPU
@@ -42,6 +46,16 @@
 
 namespace oomlab::memory {
 
+// Which pool a request is served from: 0 is the default pool, any other value a private one.
+using PoolHandle = std::uint64_t;
+constexpr PoolHandle kDefaultPool = 0;
+
+// One pool's bytes now: its segments (mapped pages) and its allocated blocks.
+struct PoolBytes {
+  std::size_t reserved = 0;
+  std::size_t allocated = 0;
+};
+
 // Peaks seen between push_scope() and the matching pop_scope().
 struct ScopeStats {
   std::int64_t peak_allocated = 0;
@@ -59,6 +73,16 @@ class CachingAllocator {
   // Throws OomError. A 0-byte request returns nullptr. The tag defaults to current_tag().
   void* allocate(std::size_t bytes, StreamHandle stream = 0);
   void* allocate(std::size_t bytes, Tag tag, StreamHandle stream);
+  void* allocate(std::size_t bytes, Tag tag, StreamHandle stream, PoolHandle pool);
+  // Whether `pool`'s cache holds a block for this request (best fit and the max_split_size
+  // rules), without taking it: which pool a replayed request came from is inferred from it.
+  bool cached_block_fits(std::size_t bytes, StreamHandle stream, PoolHandle pool) const;
+  // A private pool's owner let go of it (graph destroyed, MemPool deleted): its cached segments
+  // may now be released. release_pool also releases them now (the MemPool destructor's
+  // emptyCache(pool)). No-op for the default pool or one never used.
+  void mark_pool_freeable(PoolHandle pool);
+  void release_pool(PoolHandle pool);
+  PoolBytes pool_bytes(PoolHandle pool) const;
   // Null is a no-op; an unknown pointer throws std::invalid_argument.
   void deallocate(void* ptr);
   // The block was also used on `stream`: do not reuse it before that stream's work is done.

@@ -50,6 +50,17 @@ struct ReplayOom {
   std::string message;
 };
 
+// One pool's memory over the replay: PyTorch's OOM message counts graph pools' bytes in
+// "reserved by PyTorch" without saying so; this says which pool holds what.
+struct PoolUsage {
+  std::string name;  // "default", "private (0, 1)" (the snapshot's id), "private #2 (inferred)"
+  bool is_default = false;
+  std::uint64_t peak_reserved = 0;
+  std::uint64_t peak_allocated = 0;
+  std::uint64_t reserved_at_end = 0;
+  std::uint64_t allocated_at_end = 0;  // the blocks live when the snapshot was taken
+};
+
 struct ReplayResult {
   std::size_t requests = 0;
   std::size_t divergent_events = 0;  // decisions or outcomes that differ
@@ -62,6 +73,7 @@ struct ReplayResult {
   std::size_t peak_allocated_event = 0;  // the request after which allocated peaked
   double fragmentation_at_peak = 0;  // 1 - largest free block / (reserved - allocated) at the reserved peak
   memory::MemoryStats final_stats;
+  std::vector<PoolUsage> pools;      // only when a private pool was used: default first
   nlohmann::json chrome_trace;       // keep_trace: the allocator's trace (Chrome/Perfetto JSON)
 
   bool fits() const { return ooms.empty(); }

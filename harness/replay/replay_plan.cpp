@@ -104,6 +104,7 @@ ReplayPlan plan_replay(const DeviceEvents& device, const Snapshot& snapshot) {
     }
   }
   plan.pytorch_peak_reserved = static_cast<std::uint64_t>(peak);
+  plan.segments = trace_segments(device, snapshot);
   return plan;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/replay/replay_pools.hpp"
 #include "harness/replay/snapshot.hpp"
 #include "harness/replay/snapshot_events.hpp"
 
@@ -34,6 +35,7 @@ struct ReplayPlan {
   std::uint64_t pytorch_reserved_at_start = 0;
   std::uint64_t pytorch_peak_reserved = 0;
   std::size_t pytorch_peak_event = 0;
+  TracedSegments segments;  // which of PyTorch's segments each block and decision lies in
 };
 
 // Throws SnapshotError when PyTorch's reserved bytes would pass any GPU's memory (trace_bytes.hpp).

@@ -97,6 +97,14 @@ void for_each_field(const Where& where, const PickleValue& dict, Read read) {
   }
 }
 
+// A frame's line: PyTorch writes 2^64-1 for frames it has no line for (generated code, fake
+// tensors). Any 64-bit value is accepted; one past int64 is no line a file has: 0, shown as unknown.
+std::int64_t frame_line(const Field& field, const PickleValue& value) {
+  if (const auto line = value.to_int64()) return *line;
+  if (value.to_uint64()) return 0;
+  field.wrong(value, "a 64-bit int");
+}
+
 void require_dict(const Where& where, const PickleValue& value, const char* what) {
   if (!value.is(PickleKind::dict)) {
     fail(where, value, "is " + a_kind(value.kind()) + ", expected " + what + " dict");
@@ -449,7 +457,7 @@ FrameId SnapshotParser::parse_frame(const Where& where, const PickleValue& dict)
       frame.filename = std::string(field.str(value));
       has_filename = true;
     } else if (key == "line") {
-      frame.line = field.i64(value);
+      frame.line = frame_line(field, value);
       has_line = true;
     } else if (key == "name") {
       frame.name = std::string(field.str(value));

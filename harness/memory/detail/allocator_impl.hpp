@@ -63,6 +63,7 @@ struct Segment {
   bool expandable = false;
   bool small = false;
   bool uncached = false;         // caching:false: one block, returned to the source when freed
+  PoolHandle pool = kDefaultPool;
   StreamHandle stream = 0;
   Block* first = nullptr;
   Block* last = nullptr;
@@ -148,6 +149,13 @@ struct BlockPool {
   std::int64_t free_block_searches = 0;   // get_free_blocks_call_count: the garbage collector's clock
 };
 
+// A private pool's blocks (PyTorch's PrivatePool): never shared with the default pools.
+struct PrivatePool {
+  explicit PrivatePool(bool ties_by_address) : small(true, ties_by_address), large(false, ties_by_address) {}
+  BlockPool small, large;
+  bool freeable = false;  // its owner let go: release_cached may return its cached segments
+};
+
 bool fits_under(std::size_t used, std::size_t extra, std::size_t limit);
 
 }  // namespace detail
@@ -165,6 +173,9 @@ struct CachingAllocator::Impl {
   std::chrono::steady_clock::time_point start;
 
   BlockPool small_pool, large_pool;
+  std::map<PoolHandle, detail::PrivatePool> private_pools;  // by handle: a deterministic release order
+  std::map<PoolHandle, PoolBytes> pool_bytes;               // every pool that ever held memory
+  PoolHandle request_pool = kDefaultPool;                   // the pool the request under way uses
   std::unordered_map<std::uintptr_t, Block*> live;
   std::map<std::uint32_t, Segment*> segments;  // by id: deterministic release order
   std::vector<std::pair<EventHandle, Block*>> pending;  // record_stream events
@@ -178,13 +189,15 @@ struct CachingAllocator::Impl {
   void record(EventKind kind, std::size_t bytes, std::uint32_t segment, std::size_t offset, Tag tag,
               StreamHandle stream, std::int64_t step = -1);
   void update_scopes(Tag tag);
-  void add_reserved(std::size_t bytes, Tag tag);
-  void remove_reserved(std::size_t bytes);
+  void add_reserved(std::size_t bytes, Tag tag, PoolHandle pool);
+  void remove_reserved(std::size_t bytes, PoolHandle pool);
   std::size_t largest_free_block() const;
   bool within_budget(std::size_t extra) const;
   bool expandable_on() const;
   bool gc_on() const;
-  void* allocate(std::size_t bytes, Tag tag, StreamHandle stream);
+  void* allocate(std::size_t bytes, Tag tag, StreamHandle stream, PoolHandle pool);
+  bool cached_block_fits(std::size_t bytes, StreamHandle stream, PoolHandle pool);
+  void release_pool(PoolHandle pool);
   Block* allocate_block(bool small, StreamHandle stream, std::size_t size, Tag tag);
   void hand_out(Block* block, std::size_t bytes, Tag tag, StreamHandle stream);
   Block* live_block(const void* ptr) const;
@@ -196,7 +209,9 @@ struct CachingAllocator::Impl {
   // ---- allocator_blocks.cpp ----
   Block* new_block();
   void recycle(Block* b) { spare_blocks.push_back(b); }
-  BlockPool& pool_of(const Block* b) { return b->segment->small ? small_pool : large_pool; }
+  BlockPool& pool_of(const Block* b) { return pool_in(b->segment->pool, b->segment->small); }
+  BlockPool& pool_in(PoolHandle pool, bool small);  // the default pools, or a private pool's
+  BlockPool& pool_for(bool small) { return pool_in(request_pool, small); }
   void insert_free(Block* b);  // into its pool, stamping the garbage collector's clock
   Block* get_free_block(bool small, StreamHandle stream, std::size_t size);
   bool should_split(const Block* block, std::size_t size) const;
