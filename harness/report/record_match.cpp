@@ -13,8 +13,11 @@ namespace oomlab::report {
 
 namespace {
 
+// A replay's variant is its snapshot's file name: before.pickle and after.pickle are the same
+// program replayed twice, so replays match on the scenario alone (then on the file name).
 std::string base_key(const RunRecord& r, bool with_device) {
-  return record_name(r) + " " + (with_device ? r.device.kind : std::string("*")) + "/" + r.scale;
+  const std::string name = r.scenario == "replay" ? r.scenario : record_name(r);
+  return name + " " + (with_device ? r.device.kind : std::string("*")) + "/" + r.scale;
 }
 
 std::string file_name(const LoadedRecord& loaded) { return std::filesystem::path(loaded.file).filename().string(); }
@@ -92,6 +95,7 @@ std::vector<RecordPair> pair_records(const std::vector<const LoadedRecord*>& a, 
       in_a.clear();
       in_b.clear();
     } else {
+      pair_by(in_a, in_b, [](const LoadedRecord& r) { return r.record.variant; }, pairs);
       pair_by(in_a, in_b, [](const LoadedRecord& r) { return describe_knobs(r.record.knobs); }, pairs);
       pair_by(in_a, in_b, [](const LoadedRecord& r) { return file_name(r); }, pairs);
     }
