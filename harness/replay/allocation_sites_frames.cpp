@@ -104,6 +104,17 @@ std::string native_site(const StackTable& stacks, const std::vector<FrameId>& fr
   return "(C++ only, no Python frame)";
 }
 
+// A frame that is not a .py file yet has a line and no C/C++ file or library: Python all the
+// same (a .pyx, an odd name). torch's C++ frames have line 0 unless symbolized with debug info.
+bool python_like(const Frame& frame) {
+  const std::string_view file = frame.filename;
+  if (frame.line <= 0 || file.empty() || file == "??" || contains(file, ".so")) return false;
+  for (std::string_view extension : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh"}) {
+    if (ends_with(file, extension)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 FrameKind frame_kind(const Frame& frame) {
@@ -112,7 +123,7 @@ FrameKind frame_kind(const Frame& frame) {
     if (file == "<string>" || file == "<stdin>" || starts_with(file, "<ipython-input-")) return FrameKind::user;
     return starts_with(file, "<eval_with_key>") ? FrameKind::generated : FrameKind::library;
   }
-  if (!ends_with(file, ".py")) return FrameKind::native;
+  if (!ends_with(file, ".py") && !python_like(frame)) return FrameKind::native;
   if (inductor_output(file)) return FrameKind::generated;
   return library_python(file) ? FrameKind::library : FrameKind::user;
 }

@@ -95,7 +95,8 @@ std::vector<RecordPair> pair_records(const std::vector<const LoadedRecord*>& a, 
       in_a.clear();
       in_b.clear();
     } else {
-      pair_by(in_a, in_b, [](const LoadedRecord& r) { return r.record.variant; }, pairs);
+      const bool replays = !in_a.empty() && in_a.front()->record.scenario == "replay";
+      if (replays) pair_by(in_a, in_b, [](const LoadedRecord& r) { return r.record.variant; }, pairs);
       pair_by(in_a, in_b, [](const LoadedRecord& r) { return describe_knobs(r.record.knobs); }, pairs);
       pair_by(in_a, in_b, [](const LoadedRecord& r) { return file_name(r); }, pairs);
     }
