@@ -5,6 +5,7 @@
 # (issue 17). Logs and JSON go to OUTDIR.
 #   usage: ci/gpu.sh OUTDIR [stage ...]
 #   stages: build test sanitize bench suite full sharded weights (default: the first five)
+#   gate sm80-gate gate-slowed: the speed gate (ci/speed_gate.sh) of the sm90a / sm80 presets
 #   full: the conv and transformer scenarios' variants at full scale on cuda (their H200 targets)
 #   sharded: train7b sharded through NCCL (issue 22): its GPU tests and full-scale runs, gpus=1 and,
 #            on a machine with two GPUs, gpus=2 on the story's h100-80g budget (results/h200x2/)
@@ -266,6 +267,30 @@ if want noimage; then  # the sm80 build with its PTX JIT off: no code this GPU c
   fi
   unset CUDA_CACHE_PATH
 fi
+
+# ---- the speed gate (ci/speed_gate.sh, README "Speed gate"): gate = the sm90a preset's gated
+# benchmarks against results/<gpu>/gate/sm90a, then the peers' tables; sm80-gate = the sm80
+# preset's against results/<gpu>/gate/sm80; gate-slowed = the gate with OOMLAB_SLOW_KERNEL=attention:3,
+# which passes only if the gate fails. OOMLAB_GATE_UPDATE=1 writes the baselines instead. ----
+gate_build() {  # preset: the gated benchmarks (and oomlab) of build/<preset>
+  build_preset_unless_packed "$1" "$out/gate-$1/build.log" training_bench attention_bench conv_bench oomlab ||
+    { fail "gate: $1 build"; tail -n 20 "$out/gate-$1/build.log"; return 1; }
+}
+for gate_stage in gate sm80-gate gate-slowed; do
+  want "$gate_stage" || continue
+  gate_preset=sm90a gate_args=(--peers)
+  [[ $gate_stage == sm80-gate ]] && gate_preset=sm80 gate_args=()
+  [[ ${OOMLAB_GATE_UPDATE:-0} == 1 && $gate_stage != gate-slowed ]] && gate_args=(--update-baseline)
+  mkdir -p "$out/gate-$gate_preset"
+  step "speed gate: $gate_stage (build/$gate_preset)"
+  gate_build "$gate_preset" || continue
+  if [[ $gate_stage == gate-slowed ]]; then
+    OOMLAB_SLOW_KERNEL=attention:3 OOMLAB_GATE_BENCHES=attention_bench \
+      ci/speed_gate.sh --expect-fail "$out/gate-slowed" "build/$gate_preset" || fail "gate-slowed: the gate passed a slowed kernel"
+  else
+    ci/speed_gate.sh "${gate_args[@]}" "$out/gate-$gate_preset" "build/$gate_preset" || fail "speed gate $gate_preset"
+  fi
+done
 
 # One full-scale variant on cuda, its record (with the profiled ranges) under $out/full, a time
 # limit per run.
