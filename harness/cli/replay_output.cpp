@@ -46,6 +46,27 @@ std::string header(const ReplayReport& report, const std::string& path) {
   return text;
 }
 
+// Memory by pool, when a private pool (CUDA graphs, MemPool) held any: PyTorch's OOM message
+// counts those bytes as "reserved by PyTorch" without saying whose they are.
+std::string pools(const ReplayReport& report) {
+  if (report.fidelity.pools.empty()) return "";
+  std::string text = "pools     ";
+  for (const replay::PoolUsage& pool : report.fidelity.pools) {
+    text += (&pool == &report.fidelity.pools.front() ? "" : "; ") + pool.name + ": peak " +
+            format_size(pool.peak_reserved) + " reserved, " + format_size(pool.peak_allocated) + " allocated";
+  }
+  return text + "\n";
+}
+
+Json pools_json(const ReplayReport& report) {
+  Json rows = Json::array();
+  for (const replay::PoolUsage& pool : report.fidelity.pools) {
+    rows.push_back({{"pool", pool.name}, {"peak_reserved", pool.peak_reserved}, {"peak_allocated", pool.peak_allocated},
+                    {"reserved_at_end", pool.reserved_at_end}, {"allocated_at_end", pool.allocated_at_end}});
+  }
+  return rows;
+}
+
 std::string fidelity(const ReplayReport& report) {
   const replay::ReplayResult& r = report.fidelity;
   std::string text = "\nfidelity  " + plural(r.divergent_events, "divergent event") + " in " +
@@ -63,7 +84,7 @@ std::string fidelity(const ReplayReport& report) {
     text += "    PyTorch: " + shown(d.pytorch) + "\n";
     text += "    oomlab:  " + shown(d.oomlab) + "\n";
   }
-  return text;
+  return text + pools(report);
 }
 
 std::string oom(const ReplayReport& report) {
@@ -184,7 +205,8 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
   }
   json["fidelity"] = {{"divergent_events", r.divergent_events}, {"requests", r.requests},
                       {"reproduces_pytorch", report.reproduces_pytorch()}, {"peak_reserved", r.peak_reserved},
-                      {"pytorch_peak_reserved", report.pytorch_peak_reserved}, {"first_divergence", divergence}};
+                      {"pytorch_peak_reserved", report.pytorch_peak_reserved}, {"first_divergence", divergence},
+                      {"pools", pools_json(report)}};
   json["need"] = {{"allocated", report.need_allocated}, {"reserved", report.need_reserved}};
   Json oom = nullptr;
   if (report.oom) {

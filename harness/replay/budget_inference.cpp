@@ -1,6 +1,7 @@
 #include "harness/replay/budget_inference.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/memory/alloc_rounding.hpp"
 #include "harness/memory/size.hpp"
@@ -24,6 +25,18 @@ std::uint64_t checked_size(const ReplayEvent& request, const memory::AllocatorCo
   return memory::allocation_size(rounded);
 }
 
+// The largest cap under which garbage collection runs with `reserved` bytes held: PyTorch
+// collects when reserved > size_t(threshold * cap) (garbage_collect_cached_blocks).
+std::uint64_t largest_cap_collecting_at(std::uint64_t reserved, double threshold) {
+  const auto collects = [&](std::uint64_t cap) {
+    return static_cast<std::uint64_t>(threshold * static_cast<double>(cap)) < reserved;
+  };
+  auto cap = static_cast<std::uint64_t>(std::ceil(static_cast<double>(reserved) / threshold));
+  while (cap > 0 && !collects(cap)) --cap;  // the division's rounding, a step or two
+  while (collects(cap + 1)) ++cap;
+  return cap;
+}
+
 }  // namespace
 
 std::string BudgetRange::describe() const {
@@ -33,6 +46,10 @@ std::string BudgetRange::describe() const {
   if (retries > 0) {
     evidence += (evidence.empty() ? "" : " and ") + std::to_string(retries) + " cache release" +
                 (retries > 1 ? "s" : "") + " before a retry";
+  }
+  if (collections > 0) {
+    evidence += (evidence.empty() ? "" : " and ") + std::to_string(collections) + " garbage collection" +
+                (collections > 1 ? "s" : "");
   }
   return text + (evidence.empty() ? " (no oom or cache release in the trace)" : " (from " + evidence + ")");
 }
@@ -66,6 +83,14 @@ BudgetRange infer_budget(const DeviceEvents& device, const ReplayPlan& plan, con
       if (is_malloc && released && releases_prove_failure) {
         lower_high(range, saturating_add(before_release, checked) - 1);
         ++range.retries;
+        released = false;
+      } else if (is_malloc && released) {
+        // No oom before it: garbage collection (reserved passed threshold x cap) or a release to
+        // retry (reserved + the segment passed the cap). Either bounds the cap; the looser holds.
+        const std::uint64_t retry_bound = saturating_add(before_release, checked) - 1;
+        const double threshold = config.garbage_collection_threshold;
+        lower_high(range, std::max(retry_bound, largest_cap_collecting_at(before_release, threshold)));
+        ++range.collections;
         released = false;
       }
     }

@@ -201,6 +201,7 @@ class Replayer {
   memory::PoolHandle new_pool(std::string name) {
     if (pool_usage_.empty()) pool_usage_[memory::kDefaultPool] = PoolUsage{"default", true};
     const memory::PoolHandle handle = pool_usage_.rbegin()->first + 1;
+    if (name.empty()) name = "private #" + std::to_string(handle) + " (inferred)";
     pool_usage_[handle] = PoolUsage{std::move(name)};
     return handle;
   }
@@ -224,7 +225,7 @@ class Replayer {
     const auto size = static_cast<std::size_t>(event.size);
     if (!allocator_.cached_block_fits(size, stream, memory::kDefaultPool)) return memory::kDefaultPool;
     if (last_private_ && !allocator_.cached_block_fits(size, stream, *last_private_)) return *last_private_;
-    return new_pool("private #" + std::to_string(pool_usage_.size()) + " (inferred)");
+    return new_pool("");
   }
 
   // PyTorch released a private pool's segment: its owner let go of the pool. Releases that start

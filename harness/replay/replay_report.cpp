@@ -36,7 +36,7 @@ std::size_t pick_device(const std::vector<DeviceEvents>& devices, int wanted) {
   return best;
 }
 
-void add_event_notes(const ReplayReport& report, const Snapshot& snapshot, std::vector<std::string>& notes) {
+void add_event_notes(const ReplayReport& report, const Snapshot& /*snapshot*/, std::vector<std::string>& notes) {
   const DeviceEvents& events = report.events;
   if (events.starts_mid_run()) {
     notes.push_back("the trace starts after the run did (" + std::to_string(events.frees_before_trace) +
@@ -46,12 +46,6 @@ void add_event_notes(const ReplayReport& report, const Snapshot& snapshot, std::
   }
   if (events.skipped_entries > 0) {
     notes.push_back(std::to_string(events.skipped_entries) + " trace entries of actions this reader does not know were skipped");
-  }
-  for (const Segment& segment : snapshot.segments) {
-    if (segment.device != report.device || segment.pool.is_default()) continue;
-    notes.push_back("the snapshot has segments in private pools (CUDA graphs, torch.cuda.MemPool): the replay "
-                    "serves them from the default pools, so their decisions can differ");
-    break;
   }
   if (report.devices_with_requests > 1) {
     notes.push_back("the snapshot traced " + std::to_string(report.devices_with_requests) + " devices; this is device " +

@@ -18,10 +18,4 @@ constexpr std::optional<std::uint64_t> checked_end(std::uint64_t addr, std::uint
   return addr + size;
 }
 
-// a + b, held at UINT64_MAX: for a request's size, which may be anything (an oom of a request
-// no GPU could hold is real), added to bytes that are checked.
-constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
-  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
-}
-
 }  // namespace oomlab::replay

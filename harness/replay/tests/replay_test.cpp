@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/memory/size.hpp"
+#include "harness/replay/budget_inference.hpp"
 #include "harness/replay/replay_record.hpp"
 #include "harness/replay/snapshot_file.hpp"
 #include "harness/replay/tests/fixture_files.hpp"
@@ -185,6 +186,38 @@ TEST(Replay, TheRecordIsTheUsualRunRecord) {
   EXPECT_EQ(read.memory.peak_reserved, 60_MiB);
   EXPECT_EQ(read.metrics.at("divergent_events"), 0.0);
   EXPECT_EQ(read.metrics.count("what_if.expandable_segments_true.peak_reserved"), 1u);
+}
+
+// garbage_collection_threshold: a cached segment released before a request's new one, with no
+// oom before it, is a collection (reserved > threshold x cap) or a retry: either bounds the cap.
+TEST(BudgetInference, AGarbageCollectionWithoutAnOomBoundsTheCap) {
+  const auto event = [](ReplayEventKind kind, std::uint64_t addr, std::uint64_t size) {
+    ReplayEvent e;
+    e.kind = kind;
+    e.addr = addr;
+    e.size = size;
+    return e;
+  };
+  DeviceEvents device;
+  device.events = {event(ReplayEventKind::segment_alloc, 0x100000000, 12_MiB),
+                   event(ReplayEventKind::alloc, 0x100000000, 12_MiB),
+                   event(ReplayEventKind::free, 0x100000000, 12_MiB),
+                   event(ReplayEventKind::segment_free, 0x100000000, 12_MiB),
+                   event(ReplayEventKind::segment_alloc, 0x200000000, 14_MiB),
+                   event(ReplayEventKind::alloc, 0x200000000, 14_MiB)};
+  device.events[2].alloc_event = 1;
+  const ReplayPlan plan = plan_replay(device, Snapshot{});
+  memory::AllocatorConfig config;
+  config.garbage_collection_threshold = 0.25;
+  const BudgetRange range = infer_budget(device, plan, config);
+  EXPECT_EQ(range.low, 14_MiB);
+  ASSERT_TRUE(range.high.has_value());
+  // Collected at 12 MiB reserved: 0.25 x cap < 12 MiB, cap < 48 MiB (looser than the retry's 26 MiB).
+  EXPECT_EQ(*range.high, 48_MiB - 1);
+  EXPECT_EQ(range.collections, 1u);
+  EXPECT_NE(range.describe().find("1 garbage collection"), std::string::npos) << range.describe();
+  config.garbage_collection_threshold = 0;  // without it the release was a retry
+  EXPECT_EQ(*infer_budget(device, plan, config).high, 26_MiB - 1);
 }
 
 }  // namespace

@@ -81,6 +81,65 @@ TEST(TorchSnapshots, EveryOneReplaysPyTorchsSegmentDecisionsAndPeakExactly) {
   }
 }
 
+// pytorch_peaks: torch.cuda.memory_stats() at the run's end. With the cap inferred (the
+// recording's cap is not in the snapshot), both peaks are PyTorch's to the byte: allocated bytes
+// fall at free_requested (record_stream), private pools keep their own segments.
+TEST(TorchSnapshots, EveryRunsAllocatedAndReservedPeaksArePyTorchsToTheByte) {
+  for (const fs::path& path : manifests()) {
+    const nlohmann::json manifest = read_json(path);
+    for (const auto& [name, fixture] : manifest.at("fixtures").items()) {
+      if (!fixture.contains("pytorch_peaks")) continue;
+      SCOPED_TRACE(name);
+      const nlohmann::json& peaks = fixture.at("pytorch_peaks");
+      const ReplayReport report = analyse(kTorchFixtures / fixture.at("file").get<std::string>());
+      EXPECT_EQ(report.fidelity.divergent_events, 0u);
+      EXPECT_EQ(report.fidelity.peak_reserved, peaks.at("peak_reserved").get<std::uint64_t>());
+      EXPECT_EQ(report.fidelity.peak_allocated, peaks.at("peak_allocated").get<std::uint64_t>());
+      EXPECT_EQ(report.fidelity.pytorch_ooms, peaks.at("num_ooms").get<std::size_t>());
+    }
+  }
+}
+
+// gc_threshold_no_cap ran under set_per_process_memory_fraction's 1024 MiB, which the snapshot
+// does not record: the inferred cap and the real one both replay it exactly.
+TEST(TorchSnapshots, GarbageCollectionUnderTheRealCapReplaysExactlyToo) {
+  ReplayRequest request;
+  request.budget = "1024MiB";
+  const ReplayReport report = analyse(kTorchFixtures / "gc_threshold_no_cap-torch2.11.0_cu130.pickle.gz", request);
+  EXPECT_EQ(report.fidelity.divergent_events, 0u);
+  EXPECT_EQ(report.fidelity.peak_reserved, 599785472u);
+  EXPECT_EQ(report.fidelity.peak_allocated, 599785472u);
+}
+
+const PoolUsage* pool_named(const ReplayResult& result, const std::string& name) {
+  for (const PoolUsage& pool : result.pools) {
+    if (pool.name == name) return &pool;
+  }
+  return nullptr;
+}
+
+TEST(TorchSnapshots, CudaGraphsPrivatePoolIsReportedApartFromTheDefaultPool) {
+  const ReplayReport report = analyse(kTorchFixtures / "compile_cuda_graphs-torch2.11.0_cu130.pickle.gz");
+  const PoolUsage* graphs = pool_named(report.fidelity, "private (0, 1)");
+  const PoolUsage* normal = pool_named(report.fidelity, "default");
+  ASSERT_NE(graphs, nullptr);
+  ASSERT_NE(normal, nullptr);
+  // The snapshot's own segments by pool at its end: 2 + 2 + 32 + 60 MiB in the graph pool.
+  EXPECT_EQ(graphs->reserved_at_end, 96u << 20);
+  EXPECT_EQ(graphs->reserved_at_end + normal->reserved_at_end, 180u << 20);
+}
+
+TEST(TorchSnapshots, AMemPoolsBlocksAreNotReusedOutsideItAndGoWithThePool) {
+  const ReplayReport report = analyse(kTorchFixtures / "mempool-torch2.11.0_cu130.pickle.gz");
+  ASSERT_EQ(report.fidelity.pools.size(), 2u);  // released before the snapshot: inferred
+  const PoolUsage& pool = report.fidelity.pools[1];
+  EXPECT_NE(pool.name.find("inferred"), std::string::npos) << pool.name;
+  EXPECT_EQ(pool.peak_reserved, 40u << 20);   // two 20 MiB segments: four 6 MiB blocks
+  EXPECT_EQ(pool.peak_allocated, 24u << 20);
+  EXPECT_EQ(pool.reserved_at_end, 0u);         // `del pool` released them
+  EXPECT_EQ(report.fidelity.pools[0].peak_reserved, 20u << 20);
+}
+
 TEST(TorchSnapshots, AnOomRunFailsAtPyTorchsRequestUnderItsBudgetAndItsTwinFits) {
   for (const fs::path& path : manifests()) {
     const nlohmann::json manifest = read_json(path);
