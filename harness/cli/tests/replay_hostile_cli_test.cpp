@@ -122,15 +122,17 @@ TEST(ReplayHostileCli, ADeviceMustBeAnIndexTheSnapshotTraced) {
                      "--device 3: the snapshot has no trace for it");
 }
 
-// Restores the address-space limit of this process (run_oomlab's child inherits it).
-class AddressSpaceLimit {
+// Limits this process's private writable memory (RLIMIT_DATA: the heap and anonymous mappings;
+// run_oomlab's child inherits it) and restores it. Not the address space: a CUDA build maps
+// cuBLASLt's hundreds of MB of code at start-up, which a 512 MiB RLIMIT_AS refuses (exit 127).
+class DataLimit {
  public:
-  explicit AddressSpaceLimit(rlim_t bytes) {
-    getrlimit(RLIMIT_AS, &saved_);
+  explicit DataLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_DATA, &saved_);
     const rlimit limit{bytes, saved_.rlim_max};
-    applied_ = setrlimit(RLIMIT_AS, &limit) == 0;
+    applied_ = setrlimit(RLIMIT_DATA, &limit) == 0;
   }
-  ~AddressSpaceLimit() { setrlimit(RLIMIT_AS, &saved_); }
+  ~DataLimit() { setrlimit(RLIMIT_DATA, &saved_); }
   bool applied() const { return applied_; }
 
  private:
@@ -141,12 +143,12 @@ class AddressSpaceLimit {
 TEST(ReplayHostileCli, ASnapshotTooLargeForMemoryIsOneLineAndExitTwo) {
   TempDir dir;
   // 48M Nones: a 48 MB file whose decoded values take 16 bytes each, 768 MB (within the
-  // reader's 4 GiB limit), with the address space capped at 512 MiB.
+  // reader's 4 GiB limit), with the data segment capped at 512 MiB.
   const std::string path = written(dir, "big.pickle", pickled("](" + std::string(48u << 20, 'N') + "e"));
   Result result;
   {
-    AddressSpaceLimit limit(rlim_t{512} << 20);
-    if (!limit.applied()) GTEST_SKIP() << "cannot limit the address space here";
+    DataLimit limit(rlim_t{512} << 20);
+    if (!limit.applied()) GTEST_SKIP() << "cannot limit the data segment here";
     result = run_oomlab({"replay", path});
   }
   EXPECT_EQ(result.exit_code, 2) << result.err;
