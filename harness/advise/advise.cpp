@@ -1,6 +1,7 @@
 #include "harness/advise/advise.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -30,6 +31,7 @@ constexpr int kRankCodePath = 3;        // a scenario remedy that changes code, 
 constexpr int kRankValidation = 3;
 constexpr int kRankSmallerBatch = 7;
 constexpr int kRankStacked = 8;
+constexpr double kTie = 0.02;  // measured throughputs this close are one speed
 
 const KnobRemedy kKnobRemedies[] = {
     {"dtype", "bf16", "bf16 mixed precision", "faster on tensor cores; f32 master weights keep the update exact", 1},
@@ -375,7 +377,14 @@ class Advisor {
       const Candidate& c = advice_.candidates[i];
       if (!c.fits || c.throughput <= 0) continue;
       const Candidate* best = advice_.best ? &advice_.candidates[*advice_.best] : nullptr;
-      if (!best || (c.throughput_unit == best->throughput_unit && c.throughput > best->throughput)) advice_.best = i;
+      if (!best) {
+        advice_.best = i;
+      } else if (c.throughput_unit == best->throughput_unit) {
+        // Within kTie of each other two measurements are one speed (run-to-run noise is about
+        // that): the tree's order of cost decides, not the noise.
+        const bool tie = std::abs(c.throughput - best->throughput) <= kTie * best->throughput;
+        if (tie ? c.rank < best->rank : c.throughput > best->throughput) advice_.best = i;
+      }
     }
     advice_.best_is_measured = advice_.best.has_value();
     if (advice_.best_is_measured) return;

@@ -12,6 +12,7 @@
 #include "harness/advise/advise.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/report/number_format.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/json_text.hpp"
 
@@ -44,9 +45,7 @@ std::string committed_results(bool& borrowed) {
 std::string cost_text(const advise::Candidate& c) {
   if (!c.fits) return "-";
   if (c.throughput <= 0) return "unmeasured";
-  char text[96];
-  std::snprintf(text, sizeof text, "%.3g %s", c.throughput, c.throughput_unit.c_str());
-  return text;
+  return report::format_number(c.throughput) + " " + c.throughput_unit;  // "442900 tokens/s", not 4.43e+05
 }
 
 Json to_json(const advise::Advice& advice) {
