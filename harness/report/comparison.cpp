@@ -22,7 +22,7 @@ std::string join(const std::vector<std::string>& names) {
 detail::MetricSelection select_metrics(const ResultSet& a, const ResultSet& b, const CompareOptions& options) {
   detail::MetricSelection selection;
   if (options.metrics.empty()) {
-    selection.names = {"outcome", "throughput"};
+    selection.names = {"outcome", "throughput", "replay"};
     selection.names.insert(kPeakGroup.begin(), kPeakGroup.end());
     return selection;
   }
@@ -88,7 +88,7 @@ std::size_t Comparison::count(Verdict verdict) const {
 
 const std::vector<std::string>& record_metric_names() {
   static const std::vector<std::string> names = {"outcome", "peak", "peak_allocated", "peak_reserved", "need",
-                                                 "peak_device_used", "throughput", "tags"};
+                                                 "peak_device_used", "throughput", "tags", "replay"};
   return names;
 }
 

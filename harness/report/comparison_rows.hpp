@@ -25,6 +25,10 @@ Verdict judge(double a, double b, Better better, double threshold, double noise_
 void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, double threshold,
                      Comparison& comparison);
 
+// Two replays' own rows (replay_rows.cpp): the largest sites, iterations, leak, what-if fits, fidelity.
+void add_replay_rows(const RunRecord& a, const RunRecord& b, const std::string& item, const std::string& setting,
+                     double threshold, Comparison& comparison);
+
 // Pairs benchmarks by name (by file too where a name repeats) and adds a row per counter.
 // Returns how many benchmarks were paired.
 std::size_t add_benchmark_rows(const std::vector<BenchmarkResult>& a, const std::vector<BenchmarkResult>& b,

@@ -1,5 +1,6 @@
 #include "harness/report/number_format.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -39,6 +40,11 @@ std::string format_ratio(double ratio) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3fx", ratio);
   return text;
+}
+
+std::uint64_t metric_byte_count(double bytes) {
+  constexpr double kMost = 18446744073709549568.0;  // the largest double below 2^64
+  return !(bytes > 0) ? 0 : static_cast<std::uint64_t>(std::min(bytes, kMost));
 }
 
 }  // namespace oomlab::report

@@ -1,5 +1,5 @@
 // Rows for matched run records: outcome, budget and knobs when they moved, the peaks, the
-// per-tag peaks and the throughput against the noise of the steps.
+// per-tag peaks and the throughput against the noise of the steps; two replays' own rows after.
 #include <limits>
 #include <map>
 
@@ -33,6 +33,11 @@ class RowsFor {
     row.b_text = describe_outcome(b_.outcome);
     if (row.a_text == row.b_text) {
       row.verdict = Verdict::same;
+    } else if (replays() && a_.outcome.status != b_.outcome.status) {
+      // A replay's expectation is what PyTorch did, not a story: the run that fits is the better one.
+      const bool a_fits = a_.outcome.status == OutcomeStatus::ok, b_fits = b_.outcome.status == OutcomeStatus::ok;
+      row.verdict = a_fits == b_fits ? Verdict::changed : (b_fits ? Verdict::better : Verdict::worse);
+      if (b_fits) row.delta_text = "the OOM is gone";
     } else if (a_.matches_expectation != b_.matches_expectation) {
       // The story held and no longer does (or the reverse): a fixed variant that now runs out
       // of memory, a broken one that no longer reproduces.
@@ -128,6 +133,9 @@ class RowsFor {
     return (a_oom ? "A " + oom_at(a_) : "B " + oom_at(b_)) + ": its peak is where it stopped";
   }
 
+  bool replays() const { return a_.scenario == "replay" && b_.scenario == "replay"; }
+  const std::string& item() const { return item_; }
+  const std::string& setting() const { return setting_; }
   const RunRecord& a() const { return a_; }
   const RunRecord& b() const { return b_; }
 
@@ -180,6 +188,9 @@ void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, d
       }
     }
     if (metrics.wants("throughput") && !pair.across_devices) rows.throughput(threshold);
+    if (metrics.wants("replay") && rows.replays()) {
+      add_replay_rows(rows.a(), rows.b(), rows.item(), rows.setting(), threshold, comparison);
+    }
   }
 }
 
