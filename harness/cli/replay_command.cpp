@@ -9,6 +9,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/replay_output.hpp"
 #include "harness/replay/replay_record.hpp"
+#include "harness/replay/replay_record_trace.hpp"
 #include "harness/replay/replay_report.hpp"
 #include "harness/replay/snapshot_file.hpp"
 #include "harness/memory/user_text.hpp"
@@ -57,7 +58,7 @@ int replay_and_print(const ReplayCliOptions& options) {
     write_output("--out", options.out_path, json_text(to_json(record), 2) + "\n");
   }
   if (!options.trace_path.empty()) {
-    write_output("--trace", options.trace_path, json_text(report.fidelity.chrome_trace) + "\n");
+    write_output("--trace", options.trace_path, json_text(replay::trace_with_iterations(report)) + "\n");
   }
   // PyTorch's OOM is part of what must be reproduced: a failure in the same place is a match.
   const bool same_outcome = (report.events.ooms > 0) == !report.fidelity.fits();

@@ -2,7 +2,8 @@
 // a `charts` folder beside the page (harness/report/markdown_report.hpp). A record's allocator
 // trace is the one written beside it (<record>.trace.json), else a dry re-run of the same
 // scenario, variant, scale, budget, knobs and allocator settings (the allocation sequence is the
-// same on every device), else its OOM dump (<record>.oom.json: the last events only).
+// same on every device), else its OOM dump (<record>.oom.json: the last events only). A replay's
+// record (oomlab replay --out) is never re-run: its trace is the one `replay --trace` wrote beside it.
 //
 // Records are input and oomlab may run as root: a re-run writes only inside a private folder
 // (TempDirectory), runs only settings a record of its scenario can honestly hold, and all
@@ -166,7 +167,10 @@ int report_command(const ReportOptions& options) {
       -> std::optional<report::TraceSource> {
     try {
       if (auto trace = read_if_present(beside(folder, loaded, ".trace.json"), "the trace written beside each record")) return trace;
-      if (!options.no_rerun) {
+      const std::string why_no_rerun = report::why_not_rerun(loaded.record);
+      if (!options.no_rerun && !why_no_rerun.empty()) {
+        why_not = "no trace beside the record, and " + why_no_rerun;
+      } else if (!options.no_rerun) {
         if (!announced) {
           std::fprintf(stderr, "oomlab: report: re-running variants on dry for the timelines of records with no trace "
                                "beside them (--no-rerun skips this)\n");

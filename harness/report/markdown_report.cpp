@@ -11,6 +11,7 @@
 #include "harness/report/chart_style.hpp"
 #include "harness/report/file_stem.hpp"
 #include "harness/report/markdown_text.hpp"
+#include "harness/report/number_format.hpp"
 #include "harness/report/record_fields.hpp"
 #include "harness/report/segment_chart.hpp"
 #include "harness/report/step_noise.hpp"
@@ -157,6 +158,40 @@ std::optional<BarChart> throughput_chart(const Section& section, bool several_ma
   return chart;
 }
 
+constexpr const char* kTimelineCaption =
+    "Allocated memory stacked by tag, free-but-reserved memory grey above it, the budget dashed, the OOM in red; x: "
+    "the allocator's events in order, with the steps marked.";
+// A snapshot records no tags (weights, activations, ...): its allocated memory is one band; what
+// the memory is, by the user's own line, is the sites table below the chart.
+constexpr const char* kReplayTimelineCaption =
+    "Allocated memory in blue (a snapshot records no tags: the sites below say what it is), free-but-reserved memory "
+    "grey above it, the budget dashed, the OOM in red; x: the requests in order, with the iterations the replay "
+    "found marked.";
+
+bool is_replay(const RunRecord& r) { return r.scenario == "replay" && r.scale == "snapshot"; }
+
+// The largest allocation sites at the peak of each replay, from its record (oomlab replay --out
+// writes them as metrics "top_site.<site>": harness/replay/replay_record.hpp).
+std::string sites_table(const Section& section) {
+  constexpr const char* kTopSite = "top_site.";
+  std::string rows;
+  for (const LoadedRecord* loaded : section.records) {
+    std::vector<std::pair<double, std::string>> sites;
+    for (const auto& [name, bytes] : loaded->record.metrics) {
+      if (name.rfind(kTopSite, 0) == 0) sites.emplace_back(bytes, name.substr(std::string(kTopSite).size()));
+    }
+    std::stable_sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [bytes, site] : sites) {
+      rows += "| " + cell(loaded->record.variant) + " | " + cell(site) + " | " +
+              bytes_label(metric_byte_count(bytes)) + " |\n";
+    }
+  }
+  if (rows.empty()) return "";
+  return "Live memory at the peak by allocation site (the user's own line), the largest of each replay:\n\n"
+         "| variant | site | live at the peak |\n|---|---|---:|\n" +
+         rows + "\n";
+}
+
 // "<scenario>-<scale>-<kind>.svg" from record fields made safe (file_stem.hpp); `stem` is the
 // section's, unique in the report.
 std::string chart_name(const std::string& stem, const std::string& kind) { return stem + "-" + kind + ".svg"; }
@@ -214,6 +249,8 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
     std::set<std::string> machines;
     for (const LoadedRecord* loaded : section.records) machines.insert(machine(loaded->record));
     const bool several_machines = machines.size() > 1;
+    const bool replay_section = std::all_of(section.records.begin(), section.records.end(),
+                                            [](const LoadedRecord* loaded) { return is_replay(loaded->record); });
 
     // Timelines and segments: one trace per variant.
     std::vector<std::pair<const LoadedRecord*, TraceSource>> traced;
@@ -236,6 +273,7 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       TimelinePanel panel{r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes, r.budget.profile};
       panel.oom_step = r.outcome.status == OutcomeStatus::oom ? r.outcome.step : -1;
       panel.oom = r.outcome.status == OutcomeStatus::oom;
+      if (is_replay(r)) panel.step_name = "iteration";
       timeline.push_back(panel);
       std::string moment;
       memory::TraceState state = state_at_peak(source.trace, moment);
@@ -245,8 +283,8 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       const std::string name = chart_name(stems[s], "timeline");
       files.charts.emplace_back(name, timeline_svg(section.scenario + " at " + section.scale + " scale: memory over the run", timeline));
       md += "![memory over the run](" + charts_link + "/" + name + ")\n\n";
-      md += "Allocated memory stacked by tag, free-but-reserved memory grey above it, the budget dashed, the "
-            "OOM in red; x: the allocator's events in order, with the steps marked. Trace: ";
+      md += replay_section ? kReplayTimelineCaption : kTimelineCaption;
+      md += " Trace: ";
       for (const std::string& origin : origins) md += markdown_text(origin) + "; ";
       md.resize(md.size() - 2);
       md += ".\n\n";
@@ -256,6 +294,7 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
                                                            segments));
       md += "![segments at the peak](" + charts_link + "/" + segments_name + ")\n\n";
     }
+    if (replay_section) md += sites_table(section);
     const std::string peaks_name = chart_name(stems[s], "peaks");
     files.charts.emplace_back(peaks_name, bar_svg(peaks_chart(section, several_machines)));
     md += "![peaks](" + charts_link + "/" + peaks_name + ")\n\n";

@@ -7,6 +7,11 @@
 namespace oomlab::report {
 
 std::string why_not_rerun(const RunRecord& record) {
+  // A replay's record holds the snapshot's numbers, not its requests: only the snapshot replays.
+  if (record.scenario == "replay" || record.scale == "snapshot") {
+    return "a replay of a snapshot is not re-run; its timeline is the trace oomlab replay writes beside the record "
+           "(oomlab replay SNAPSHOT --out NAME.json --trace NAME.trace.json)";
+  }
   const Scenario* scenario = ScenarioRegistry::instance().find(record.scenario);
   if (!scenario) return "no scenario of that name in this oomlab";
   const auto variants = scenario->variants();

@@ -18,6 +18,10 @@ constexpr double kLeft = 78, kPlotWidth = 520, kLegendX = kLeft + kPlotWidth + 2
 constexpr double kPanelTitle = 32, kPlotHeight = 150, kPanelBottom = 44;
 constexpr double kPanelHeight = kPanelTitle + kPlotHeight + kPanelBottom;
 constexpr int kColumns = 260;  // samples across the plot: 2 px each
+// A trace with no tags (every block `other`: a replayed snapshot) is one band of allocated
+// memory, drawn in a colour of its own: the tag `other`'s grey would read as the free band.
+constexpr const char* kUntaggedColour = "#1f77b4";
+constexpr const char* kUntaggedLabel = "allocated (no tags)";
 
 // Bottom to top: what lives the whole run first, what comes and goes on top.
 constexpr std::array<Tag, memory::kTagCount> kStackOrder = {Tag::weights, Tag::optimizer, Tag::grads, Tag::data,
@@ -98,7 +102,7 @@ std::vector<Tick> step_ticks(const Series& series) {
 }
 
 void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& series, double ymax,
-                const std::vector<Tick>& y_ticks, const std::string& unit) {
+                const std::vector<Tick>& y_ticks, const std::string& unit, bool untagged) {
   svg.text(kLeft, top + 14, panel.title, {12.5, Svg::Anchor::start, true});
   const PlotArea area{kLeft, top + kPanelTitle, kPlotWidth, kPlotHeight};
   draw_y_axis(svg, area, y_ticks, ymax, "memory (" + unit + ")");
@@ -133,7 +137,7 @@ void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& 
       band.emplace_back(column_x(c, true), py(base[c]));
       band.emplace_back(column_x(c, false), py(base[c]));
     }
-    svg.polygon(band, Svg::filled(tag_colour(tag)));
+    svg.polygon(band, Svg::filled(untagged ? kUntaggedColour : tag_colour(tag)));
     base = top_edge;
   }
   if (panel.budget != std::numeric_limits<std::uint64_t>::max()) {
@@ -162,9 +166,9 @@ void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& 
   }
   const std::vector<Tick> x_ticks = step_ticks(series);
   if (x_ticks.empty()) {
-    draw_x_axis(svg, area, {}, 1, "allocator events (no steps marked)");
+    draw_x_axis(svg, area, {}, 1, "allocator events (no " + panel.step_name + "s marked)");
   } else {
-    draw_x_axis(svg, area, x_ticks, 1, "step (x: allocator events in order)");
+    draw_x_axis(svg, area, x_ticks, 1, panel.step_name + " (x: allocator events in order)");
   }
 }
 
@@ -180,20 +184,23 @@ std::string timeline_svg(const std::string& title, const std::vector<TimelinePan
     if (panel.budget != std::numeric_limits<std::uint64_t>::max()) ymax = std::max(ymax, static_cast<double>(panel.budget));
     for (int t = 0; t < memory::kTagCount; ++t) used[t] = used[t] || series.back().tag_used[t];
   }
+  const bool untagged = std::none_of(used.begin(), used.end(), [](bool u) { return u; }) ||
+                        (std::count(used.begin(), used.end(), true) == 1 && used[static_cast<int>(Tag::other)]);
   std::string unit;
   const std::vector<Tick> y_ticks = byte_ticks(ymax * 1.05, unit);
   ymax = std::max(ymax * 1.05, y_ticks.back().value);
   Svg svg(kWidth, 34 + kPanelHeight * static_cast<double>(panels.size()));
   svg.text(kLeft, 20, title, {14, Svg::Anchor::start, true});
   for (std::size_t i = 0; i < panels.size(); ++i) {
-    draw_panel(svg, 30 + kPanelHeight * static_cast<double>(i), panels[i], series[i], ymax, y_ticks, unit);
+    draw_panel(svg, 30 + kPanelHeight * static_cast<double>(i), panels[i], series[i], ymax, y_ticks, unit, untagged);
   }
   // The legend beside the plots: stacking order read top-down, as the bands appear.
   std::vector<LegendEntry> legend;
   legend.push_back({"free (reserved)", kFreeColour});
-  for (auto it = kStackOrder.rbegin(); it != kStackOrder.rend(); ++it) {
+  for (auto it = kStackOrder.rbegin(); it != kStackOrder.rend() && !untagged; ++it) {
     if (used[static_cast<int>(*it)]) legend.push_back({memory::tag_name(*it), tag_colour(*it)});
   }
+  if (untagged) legend.push_back({kUntaggedLabel, kUntaggedColour});
   legend.push_back({"budget", kBudgetColour, LegendEntry::Mark::dashed_line});
   legend.push_back({"OOM", kOomColour, LegendEntry::Mark::dashed_line});
   draw_legend(svg, kLegendX, 30 + kPanelTitle + 12, legend);

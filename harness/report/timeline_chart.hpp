@@ -1,6 +1,7 @@
 // The memory timeline: for each variant (one panel each, on one y scale so broken and fixed
 // compare at a glance) the allocated bytes stacked by tag, the free-but-reserved bytes above
-// them, the budget as a dashed line, the steps on the x axis and the OOM marked.
+// them, the budget as a dashed line, the steps on the x axis and the OOM marked. A trace with no
+// tags (a replayed snapshot) is one band, labelled so.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -20,6 +21,7 @@ struct TimelinePanel {
   // allocator ran out: the spawn story's worker contexts).
   bool oom = false;
   std::int64_t oom_step = -1;
+  std::string step_name = "step";  // what the trace's step marks are: "iteration" for a replay
 };
 
 std::string timeline_svg(const std::string& title, const std::vector<TimelinePanel>& panels);
