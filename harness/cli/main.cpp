@@ -187,8 +187,9 @@ int main(int argc, char** argv) {
                       "Relative change below which a row is the same (default 2%)");
   compare->add_option("--metrics", compare_options.metrics,
                       "Comma-separated: outcome, peak, peak_allocated, peak_reserved, need, "
-                      "peak_device_used, throughput, tags, or benchmark counters (real_time, "
-                      "TFLOP/s, ...). Default: outcome, peak, throughput and every counter");
+                      "peak_device_used, throughput, tags, replay (two replays' largest site, "
+                      "iterations, leak, what-if fits), or benchmark counters (real_time, TFLOP/s, "
+                      "...). Default: outcome, peak, throughput, replay and every counter");
   compare->add_flag("--json", compare_options.json, "The same fields as JSON, every row");
   compare->add_flag("--all", compare_options.all, "Also print the rows that are the same");
   oomlab::cli::ReportOptions report_options;
