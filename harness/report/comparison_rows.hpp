@@ -22,6 +22,17 @@ struct MetricSelection {
 // when the direction is unknown. A change from or to 0 is beyond any threshold.
 Verdict judge(double a, double b, Better better, double threshold, double noise_a, double noise_b);
 
+// A row of `item` (scenario/variant) at `setting` for `metric`, its values still to fill.
+inline ComparisonRow start_row(const std::string& item, const std::string& setting, const std::string& metric,
+                               const std::string& unit) {
+  ComparisonRow row;
+  row.item = item;
+  row.setting = setting;
+  row.metric = metric;
+  row.unit = unit;
+  return row;
+}
+
 void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, double threshold,
                      Comparison& comparison);
 

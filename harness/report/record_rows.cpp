@@ -141,12 +141,7 @@ class RowsFor {
 
  private:
   ComparisonRow start(const std::string& metric, const std::string& unit) const {
-    ComparisonRow row;
-    row.item = item_;
-    row.setting = setting_;
-    row.metric = metric;
-    row.unit = unit;
-    return row;
+    return start_row(item_, setting_, metric, unit);
   }
   void add(ComparisonRow row) { comparison_.rows.push_back(std::move(row)); }
 
