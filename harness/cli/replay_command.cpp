@@ -7,7 +7,9 @@
 #include <string>
 
 #include "harness/cli/commands.hpp"
+#include "harness/cli/replay_dump_output.hpp"
 #include "harness/cli/replay_output.hpp"
+#include "harness/replay/dump_state.hpp"
 #include "harness/replay/replay_record.hpp"
 #include "harness/replay/replay_record_trace.hpp"
 #include "harness/replay/replay_report.hpp"
@@ -27,9 +29,18 @@ void write_output(const char* option, const std::string& path, const std::string
   }
 }
 
-replay::ReplayReport analyse(const ReplayCliOptions& options) {
+replay::Snapshot load(const ReplayCliOptions& options) {
   try {
-    const replay::Snapshot snapshot = replay::load_snapshot(options.snapshot);
+    return replay::load_snapshot(options.snapshot);
+  } catch (const replay::SnapshotError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+replay::ReplayReport analyse(const replay::Snapshot& snapshot, const ReplayCliOptions& options) {
+  try {
     replay::ReplayRequest request;
     request.budget = options.budget;
     request.alloc_conf = options.alloc_conf;
@@ -47,7 +58,20 @@ replay::ReplayReport analyse(const ReplayCliOptions& options) {
 int replay_and_print(const ReplayCliOptions& options) {
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
-  const replay::ReplayReport report = analyse(options);
+  const replay::Snapshot snapshot = load(options);
+  if (!replay::has_allocation_history(snapshot) && !snapshot.segments.empty()) {
+    // Segments only: the state at the dump is still worth reading; nothing else can be made.
+    if (!options.out_path.empty() || !options.trace_path.empty()) {
+      throw UsageError(std::string(options.out_path.empty() ? "--trace" : "--out") + ": nothing to write: " +
+                       kNoHistoryAdvice);
+    }
+    const std::vector<replay::DumpState> states = replay::dump_state(snapshot);
+    std::fputs(options.json ? (json_text(dump_state_json(states, options.snapshot), 2) + "\n").c_str()
+                            : dump_state_text(states, options.snapshot).c_str(),
+               stdout);
+    return 0;
+  }
+  const replay::ReplayReport report = analyse(snapshot, options);
   if (options.json) {
     std::fputs(replay_json_text(report, options.snapshot).c_str(), stdout);
   } else {

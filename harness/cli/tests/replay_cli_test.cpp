@@ -75,9 +75,25 @@ TEST(ReplayCli, MalformedSnapshotsAreOneErrorLineAndExitTwo) {
   expect_usage_error({"replay", fixture("does_not_exist.pickle")}, "cannot be opened");
 }
 
-TEST(ReplayCli, ASnapshotWithoutHistorySaysHowToRecordOne) {
-  expect_usage_error({"replay", fixture("no_history.pickle")}, "_record_memory_history");
-  expect_usage_error({"replay", fixture("state_only_history.pickle")}, "_record_memory_history");
+// Segments only (history off, include_traces=False, enabled="state"): it was refused (exit 2);
+// the state at the dump is shown, what cannot be done is said, and how to record a replayable one.
+TEST(ReplayCli, ASnapshotWithoutHistoryShowsTheStateAtTheDumpAndHowToRecordOne) {
+  for (const char* name : {"no_history.pickle", "state_only_history.pickle"}) {
+    Result result = run_oomlab({"replay", fixture(name)});
+    EXPECT_EQ(result.exit_code, 0) << name << result.err;
+    EXPECT_NE(result.out.find("the state at the dump (segments only)"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("2 segments, 22.00MiB reserved: 8.25MiB allocated, 13.75MiB free in the cache "
+                              "(largest free block 12.00MiB)"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("8.25MiB  100%  3 blocks  train.py:12 <module>"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("cannot be replayed"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("_record_memory_history"), std::string::npos) << result.out;
+    Result json = run_oomlab({"replay", fixture(name), "--json"});
+    EXPECT_EQ(json.exit_code, 0) << json.err;
+    const auto parsed = nlohmann::json::parse(json.out);
+    EXPECT_EQ(parsed["replayed"], false);
+    EXPECT_EQ(parsed["devices"][0]["allocated"], 8650752);
+    expect_usage_error({"replay", fixture(name), "--out", "/tmp/never-written.json"}, "nothing to write");
+  }
 }
 
 TEST(ReplayCli, BadOptionsAreUsageErrors) {
