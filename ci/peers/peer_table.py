@@ -15,6 +15,16 @@ import sys
 TIMED = {"sdpa", "conv"}  # workloads whose rows also show the time of one call (ms)
 
 
+
+def row_title(label, our_name):
+    """The label, plus what tells rows of one label apart: our benchmark's arguments
+    ("BM_FusedAttention/forward/T:1024/manual_time" -> "forward T:1024")."""
+    parts = [p for p in our_name.split("/")[1:] if p not in ("manual_time", "real_time") and not p.startswith("iterations:")]
+    tail = " ".join(parts)
+    if not label:
+        return our_name
+    return f"{label}, {tail}" if tail and tail not in label else label
+
 def json_files(paths):
     for path in paths:
         if os.path.isdir(path):
@@ -115,7 +125,7 @@ def table(workload, rows, ours, show_all):
         our_value = mine.get(metric)
         if our_value is None and not show_all and not our_name.startswith("record:") and our_name:
             continue  # a peer row whose benchmark this call did not run (a filter)
-        cells = [slot["label"] or our_name, metric.replace("_per_s", "/s"), fmt(our_value, metric)]
+        cells = [row_title(slot["label"], our_name), metric.replace("_per_s", "/s"), fmt(our_value, metric)]
         if timed and our_value is not None and "real_time" in mine:
             cells[2] += f" ({mine['real_time']:.3g} ms)"
         for p in peers:
