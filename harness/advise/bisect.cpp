@@ -171,7 +171,7 @@ KnobBisection bisect_knob(RunRequest base, const std::string& knob) {
   KnobBisection result;
   result.knob = knob;
   result.start = resolved.knobs.integer(knob);
-  // A batch is split over micro_batches: only its multiples are runs.
+  // The knob's own step (lr_size: 4); a batch is split over micro_batches: only its multiples run.
   result.step = spec.multiple_of;
   if (knob == "batch" && resolved.knobs.has("micro_batches")) result.step = resolved.knobs.integer("micro_batches");
   const KnobDomain domain(base, knob, result.step, (spec.min + result.step - 1) / result.step * result.step,
