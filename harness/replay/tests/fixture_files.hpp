@@ -11,6 +11,7 @@
 
 #include "harness/replay/pickle_decoder.hpp"
 #include "harness/replay/snapshot.hpp"
+#include "harness/replay/snapshot_file.hpp"
 
 namespace oomlab::replay::testing {
 
@@ -39,6 +40,16 @@ inline std::string decode_error(const std::vector<std::uint8_t>& bytes,
   try {
     decode(bytes, limits);
   } catch (const PickleError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+// load_snapshot's SnapshotError message, or "(no error)".
+inline std::string load_error(const std::string& path, const SnapshotReadLimits& limits = {}) {
+  try {
+    load_snapshot(path, limits);
+  } catch (const SnapshotError& error) {
     return error.what();
   }
   return "(no error)";

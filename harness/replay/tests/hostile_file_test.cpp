@@ -21,18 +21,10 @@ namespace {
 
 using namespace oomlab::literals;
 using testing::expect_one_line;
+using testing::load_error;
 using testing::peak_growth_of;
 
 constexpr std::size_t kCheapBytes = 32_MiB;  // what refusing a hostile file may cost at most
-
-std::string load_error(const std::string& path, const SnapshotReadLimits& limits = {}) {
-  try {
-    load_snapshot(path, limits);
-  } catch (const SnapshotError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 std::string read_error(const std::vector<std::uint8_t>& bytes, const SnapshotReadLimits& limits = {}) {
   try {

@@ -13,17 +13,9 @@ namespace {
 
 using namespace oomlab::literals;
 using testing::expect_one_line;
+using testing::load_error;
 using testing::fixture_path;
 using testing::read_fixture;
-
-std::string load_error(const std::string& path, const SnapshotReadLimits& limits = {}) {
-  try {
-    load_snapshot(path, limits);
-  } catch (const SnapshotError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 TEST(SnapshotFile, AGzippedSnapshotReadsLikeThePlainOne) {
   if (!snapshot_gzip_supported()) GTEST_SKIP() << "built without zlib";
