@@ -15,30 +15,36 @@ std::invalid_argument load_error(const std::string& what) {
 
 model::TransformerConfig transformer_config_for(const safetensors::LlamaShape& shape,
                                                 std::int64_t max_seq) {
-  if (shape.kv_heads != shape.heads) {  // the transformer fuses q, k and v as (3C, C)
-    throw load_error(shape.name + " uses grouped-query attention (" + std::to_string(shape.kv_heads) +
-                     " key/value heads for " + std::to_string(shape.heads) + "); the transformer has as many as query heads");
-  }
-  return model::TransformerConfig{shape.name,   model::ModelStyle::llama, shape.vocab,
-                                  max_seq,      shape.layers,             shape.heads,
-                                  shape.hidden, shape.ffn};
+  model::TransformerConfig config;
+  config.name = shape.name;
+  config.style = model::ModelStyle::llama;
+  config.architecture = "LlamaForCausalLM";
+  config.vocab = shape.vocab;
+  config.max_seq = max_seq;
+  config.layers = shape.layers;
+  config.heads = shape.heads;
+  config.kv_heads = shape.kv_heads;  // llama-70b: 8 for 64 query heads
+  config.channels = shape.hidden;
+  config.head_size = shape.head_dim();
+  config.ffn = shape.ffn;
+  return config;
 }
 
 std::vector<NamedSlice> map_checkpoint_names(model::Transformer& model) {
   const model::TransformerConfig& config = model.config();
   if (config.is_gpt2()) throw load_error(config.name + " is GPT-2 style; LLaMA checkpoints need a llama model");
   model::ParameterTensors& p = model.params();
-  const std::int64_t C = config.channels;
+  const std::int64_t Q = config.q_width(), KV = config.kv_width();
   std::vector<NamedSlice> slices;
   // The model's vocabulary rows are padded to a multiple of 64: the checkpoint fills the real ones.
   slices.push_back({"model.embed_tokens.weight", p.wte.slice(0, config.vocab)});
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const std::string prefix = "model.layers." + std::to_string(l) + ".";
-    const Tensor qkv = model::layer_slice(p.qkv_w, l);  // (3C, C): rows q, then k, then v
+    const Tensor qkv = model::layer_slice(p.qkv_w, l);  // (Q + 2KV, C): rows q, then k, then v
     slices.push_back({prefix + "input_layernorm.weight", model::layer_slice(p.ln1_w, l)});
-    slices.push_back({prefix + "self_attn.q_proj.weight", qkv.slice(0, C)});
-    slices.push_back({prefix + "self_attn.k_proj.weight", qkv.slice(C, 2 * C)});
-    slices.push_back({prefix + "self_attn.v_proj.weight", qkv.slice(2 * C, 3 * C)});
+    slices.push_back({prefix + "self_attn.q_proj.weight", qkv.slice(0, Q)});
+    slices.push_back({prefix + "self_attn.k_proj.weight", qkv.slice(Q, Q + KV)});
+    slices.push_back({prefix + "self_attn.v_proj.weight", qkv.slice(Q + KV, Q + 2 * KV)});
     slices.push_back({prefix + "self_attn.o_proj.weight", model::layer_slice(p.attn_proj_w, l)});
     slices.push_back({prefix + "post_attention_layernorm.weight", model::layer_slice(p.ln2_w, l)});
     slices.push_back({prefix + "mlp.gate_proj.weight", model::layer_slice(p.fc_w, l)});

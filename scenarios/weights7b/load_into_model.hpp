@@ -19,7 +19,7 @@ namespace oomlab::scenarios::weights7b {
 
 // The transformer with the checkpoint preset's shape (LLaMA style). The transformer's own
 // "llama-tiny"/"llama-small" presets have other sizes, so the shape comes from the checkpoint.
-// Throws std::invalid_argument for grouped-query attention (llama-70b): q, k, v are fused (3C, C).
+// Grouped-query attention (llama-70b) fuses q, k, v as (H*D + 2*Hkv*D, C).
 model::TransformerConfig transformer_config_for(const safetensors::LlamaShape& shape,
                                                 std::int64_t max_seq);
 

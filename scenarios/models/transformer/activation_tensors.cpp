@@ -12,8 +12,18 @@ SaturatingSize bytes_of(const Shape& shape, DType dtype) {
 
 ActivationShapes activation_shapes(const TransformerConfig& c, std::int64_t B, std::int64_t T) {
   const std::int64_t C = c.channels, H = c.heads, D = c.head_dim();
-  return ActivationShapes{{B, T, C},    {B, T, 3 * C}, {B, H, T, D},       {B, H, T, T},
-                          {B, H, T},    {B, T, c.ffn}, {B * T},            {B, T, c.padded_vocab()}};
+  ActivationShapes s;
+  s.hidden = {B, T, C};
+  s.qkv = {B, T, c.qkv_width()};
+  s.heads = {B, H, T, D};
+  s.kv_heads = {B, c.kv_head_count(), T, D};
+  s.attn = {B, T, c.q_width()};
+  s.scores = {B, H, T, T};
+  s.lse = {B, H, T};
+  s.mlp = {B, T, c.ffn};
+  s.rows = {B * T};
+  s.logits = {B, T, c.padded_vocab()};
+  return s;
 }
 
 std::size_t block_activation_bytes(const TransformerConfig& config, const TrainOptions& options,
@@ -23,11 +33,11 @@ std::size_t block_activation_bytes(const TransformerConfig& config, const TrainO
   const DType ad = attention_dtype(options.attention);
   const SaturatingSize norm_stats = SaturatingSize(config.is_gpt2() ? 2 : 1) * bytes_of(s.rows, DType::f32);
   SaturatingSize bytes = SaturatingSize(2) * (bytes_of(s.hidden, cd) + norm_stats);  // ln1, ln2 and their stats
-  bytes += SaturatingSize(3) * bytes_of(s.heads, ad);                // q, k, v
+  bytes += bytes_of(s.heads, ad) + SaturatingSize(2) * bytes_of(s.kv_heads, ad);  // q, k, v
   bytes += options.attention == AttentionKind::naive
                ? bytes_of(s.scores, ad)
                : bytes_of(s.heads, ad) + bytes_of(s.lse, DType::f32);
-  bytes += SaturatingSize(2) * bytes_of(s.hidden, cd);               // attn_out, residual_mid
+  bytes += bytes_of(s.attn, cd) + bytes_of(s.hidden, cd);           // attn_out, residual_mid
   bytes += SaturatingSize(config.is_gpt2() ? 1 : 2) * bytes_of(s.mlp, cd);  // fc | gate, up
   return bytes.value;
 }

@@ -14,8 +14,10 @@ namespace oomlab::model {
 // The one table of activation shapes; every allocation in forward and backward uses it.
 struct ActivationShapes {
   Shape hidden;   // (B, T, C)     residual stream, norm outputs, projections
-  Shape qkv;      // (B, T, 3C)    fused q/k/v projection (token-major)
-  Shape heads;    // (B, H, T, D)  q, k, v and attention output per head
+  Shape qkv;      // (B, T, (H + 2Hkv)D)  fused q/k/v projection (token-major); (B, T, 3C) without GQA
+  Shape heads;    // (B, H, T, D)  q and attention output per head
+  Shape kv_heads; // (B, Hkv, T, D) k and v: grouped-query attention's saving
+  Shape attn;     // (B, T, H*D)   attention output merged: the output projection's input
   Shape scores;   // (B, H, T, T)  naive attention's probabilities: quadratic in T
   Shape lse;      // (B, H, T)     fused attention's row logsumexp (f32)
   Shape mlp;      // (B, T, F)     MLP hidden
@@ -32,11 +34,12 @@ struct BlockActivations {
   Tensor ln1;           // (B, T, C)     norm of the block input: A operand of the qkv matmul
   Tensor ln1_mean;      // (B*T) f32     gpt2 LayerNorm statistics
   Tensor ln1_rstd;      // (B*T) f32
-  Tensor q, k, v;       // (B, H, T, D)  attention dtype
+  Tensor q;             // (B, H, T, D)  attention dtype
+  Tensor k, v;          // (B, Hkv, T, D)
   Tensor probs;         // (B, H, T, T)  naive: softmax probabilities (f32)
   Tensor attn_heads;    // (B, H, T, D)  fused: attention output, read by the fused backward
   Tensor lse;           // (B, H, T) f32 fused
-  Tensor attn_out;      // (B, T, C)     heads merged: A operand of the output projection
+  Tensor attn_out;      // (B, T, H*D)   heads merged: A operand of the output projection
   Tensor residual_mid;  // (B, T, C)     x + attention: input of the second norm
   Tensor ln2;           // (B, T, C)
   Tensor ln2_mean;      // (B*T) f32     gpt2

@@ -8,7 +8,9 @@ namespace oomlab::model {
 namespace {
 
 struct HeadGeometry {
-  std::int64_t batch, seq, heads, head_dim;
+  std::int64_t batch, seq, head_dim;
+  std::int64_t head_counts[3];  // H_s of each head tensor (0 past the last)
+  std::int64_t total_heads;     // their sum: the token row holds total_heads * head_dim values
 };
 
 HeadGeometry check_layout(const char* op, const std::vector<const Tensor*>& heads,
@@ -18,28 +20,32 @@ HeadGeometry check_layout(const char* op, const std::vector<const Tensor*>& head
   ops::check_dtype(op, "heads", first, ops::kFloatDtypes);
   ops::check_dtype(op, "tokens", tokens, ops::kFloatDtypes);
   OOMLAB_CHECK(first.ndim() == 4, op << ": heads " << first.describe() << " must be (B, H, T, D)");
-  const HeadGeometry g{first.dim(0), first.dim(2), first.dim(1), first.dim(3)};
-  for (const Tensor* t : heads) {
-    ops::check_shape(op, "heads", *t, first.shape());
+  HeadGeometry g{first.dim(0), first.dim(2), first.dim(3), {0, 0, 0}, 0};
+  for (std::size_t s = 0; s < heads.size(); ++s) {
+    const Tensor* t = heads[s];
+    OOMLAB_CHECK(t->ndim() == 4 && t->dim(0) == g.batch && t->dim(2) == g.seq && t->dim(3) == g.head_dim,
+                 op << ": heads " << t->describe() << " must be (" << g.batch << ", H, " << g.seq << ", "
+                    << g.head_dim << ") like " << first.describe());
     ops::check_same_dtype(op, *t, first);
     ops::check_same_device(op, {t, &tokens});
+    g.head_counts[s] = t->dim(1);
+    g.total_heads += t->dim(1);
   }
-  const auto count = static_cast<std::int64_t>(heads.size());
-  ops::check_shape(op, "tokens", tokens, {g.batch, g.seq, count * g.heads * g.head_dim});
+  ops::check_shape(op, "tokens", tokens, {g.batch, g.seq, g.total_heads * g.head_dim});
   return g;
 }
 
 // Calls fn(token_index, head_tensor, head_index) for every element.
 template <class Fn>
 void for_each_element(const HeadGeometry& g, std::int64_t count, Fn&& fn) {
-  const std::int64_t C = g.heads * g.head_dim;
+  const std::int64_t row = g.total_heads * g.head_dim;
   for (std::int64_t b = 0; b < g.batch; ++b)
     for (std::int64_t t = 0; t < g.seq; ++t)
-      for (std::int64_t s = 0; s < count; ++s)
-        for (std::int64_t h = 0; h < g.heads; ++h)
+      for (std::int64_t s = 0, start = 0; s < count; start += g.head_counts[s], ++s)
+        for (std::int64_t h = 0; h < g.head_counts[s]; ++h)
           for (std::int64_t d = 0; d < g.head_dim; ++d) {
-            const std::int64_t token_index = ((b * g.seq + t) * count + s) * C + h * g.head_dim + d;
-            const std::int64_t head_index = ((b * g.heads + h) * g.seq + t) * g.head_dim + d;
+            const std::int64_t token_index = (b * g.seq + t) * row + (start + h) * g.head_dim + d;
+            const std::int64_t head_index = ((b * g.head_counts[s] + h) * g.seq + t) * g.head_dim + d;
             fn(static_cast<std::size_t>(token_index), static_cast<std::size_t>(s),
                static_cast<std::size_t>(head_index));
           }
@@ -66,7 +72,7 @@ void permute(const char* op, const std::vector<const Tensor*>& heads, const Tens
       void* pointers[3] = {nullptr, nullptr, nullptr};
       for (std::size_t s = 0; s < heads.size(); ++s) pointers[s] = heads[s]->data();
       return cuda::permute_heads(pointers, heads[0]->dtype(), static_cast<int>(count), tokens.data(),
-                                 tokens.dtype(), g.batch, g.seq, g.heads, g.head_dim, to_heads,
+                                 tokens.dtype(), g.batch, g.seq, g.head_counts, g.head_dim, to_heads,
                                  tokens.device().stream());
 #endif
       ops::throw_no_cuda(op);

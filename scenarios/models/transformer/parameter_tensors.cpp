@@ -4,6 +4,7 @@ namespace oomlab::model {
 
 std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
   const std::int64_t V = c.padded_vocab(), T = c.max_seq, L = c.layers, C = c.channels, F = c.ffn;
+  const std::int64_t QKV = c.qkv_width(), Q = c.q_width();
   using P = ParameterTensors;
   const bool gpt2 = c.is_gpt2();
   std::vector<ParameterSpec> specs;
@@ -11,9 +12,9 @@ std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
   if (gpt2) specs.push_back({"wpe", &P::wpe, {T, C}, true, InitKind::normal});
   specs.push_back({"ln1_w", &P::ln1_w, {L, C}, false, InitKind::ones});
   if (gpt2) specs.push_back({"ln1_b", &P::ln1_b, {L, C}, false, InitKind::zeros});
-  specs.push_back({"qkv_w", &P::qkv_w, {L, 3 * C, C}, true, InitKind::normal});
-  if (gpt2) specs.push_back({"qkv_b", &P::qkv_b, {L, 3 * C}, false, InitKind::zeros});
-  specs.push_back({"attn_proj_w", &P::attn_proj_w, {L, C, C}, true, InitKind::residual_normal});
+  specs.push_back({"qkv_w", &P::qkv_w, {L, QKV, C}, true, InitKind::normal});
+  if (c.qkv_bias) specs.push_back({"qkv_b", &P::qkv_b, {L, QKV}, false, InitKind::zeros});
+  specs.push_back({"attn_proj_w", &P::attn_proj_w, {L, C, Q}, true, InitKind::residual_normal});
   if (gpt2) specs.push_back({"attn_proj_b", &P::attn_proj_b, {L, C}, false, InitKind::zeros});
   specs.push_back({"ln2_w", &P::ln2_w, {L, C}, false, InitKind::ones});
   if (gpt2) specs.push_back({"ln2_b", &P::ln2_b, {L, C}, false, InitKind::zeros});
@@ -24,7 +25,7 @@ std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
   if (gpt2) specs.push_back({"proj_b", &P::proj_b, {L, C}, false, InitKind::zeros});
   specs.push_back({"lnf_w", &P::lnf_w, {C}, false, InitKind::ones});
   if (gpt2) specs.push_back({"lnf_b", &P::lnf_b, {C}, false, InitKind::zeros});
-  if (!gpt2) specs.push_back({"lm_head", &P::lm_head, {V, C}, true, InitKind::normal});
+  if (!c.tied_embeddings) specs.push_back({"lm_head", &P::lm_head, {V, C}, true, InitKind::normal});
   return specs;
 }
 

@@ -13,13 +13,14 @@
 namespace oomlab::model {
 
 struct ParameterTensors {
-  Tensor wte;          // (V, C)       token embedding (gpt2: also the LM head, tied)
+  Tensor wte;          // (V, C)       token embedding (tied_embeddings: also the LM head)
   Tensor wpe;          // (maxT, C)    gpt2: learned positions
   Tensor ln1_w;        // (L, C)       LayerNorm / RMSNorm weight before attention
   Tensor ln1_b;        // (L, C)       gpt2
-  Tensor qkv_w;        // (L, 3C, C)   fused q, k, v projection (PyTorch Linear layout: out, in)
-  Tensor qkv_b;        // (L, 3C)      gpt2
-  Tensor attn_proj_w;  // (L, C, C)    attention output projection
+  Tensor qkv_w;        // (L, (H + 2Hkv)D, C)  fused q, k, v projection (PyTorch Linear layout:
+                       //              out, in): q's H*D rows, then k's and v's Hkv*D (3C, C) without GQA
+  Tensor qkv_b;        // (L, (H + 2Hkv)D)     qkv_bias: gpt2, Qwen2
+  Tensor attn_proj_w;  // (L, C, H*D)  attention output projection
   Tensor attn_proj_b;  // (L, C)       gpt2
   Tensor ln2_w;        // (L, C)       norm before the MLP
   Tensor ln2_b;        // (L, C)       gpt2
@@ -30,7 +31,7 @@ struct ParameterTensors {
   Tensor proj_b;       // (L, C)       gpt2
   Tensor lnf_w;        // (C)          final norm
   Tensor lnf_b;        // (C)          gpt2
-  Tensor lm_head;      // (V, C)       llama (gpt2 ties it to wte)
+  Tensor lm_head;      // (V, C)       unless tied_embeddings (gpt2 ties it to wte)
 };
 
 enum class InitKind { normal, residual_normal, ones, zeros };
@@ -53,12 +54,14 @@ std::size_t parameter_elements(const TransformerConfig& config);
 // Dtype of each tensor's gradient in a precision mode (see ParameterSpec::compute_dtype_grad).
 DType gradient_dtype(const ParameterSpec& spec, Precision precision);
 
-// Allocates every tensor of the table (tag from the current TagScope), dtype chosen per spec.
-template <class DtypeFn>
-ParameterTensors allocate_parameters(Device& device, const TransformerConfig& config, DtypeFn dtype_of) {
+// Allocates every tensor of the table (tag from the current TagScope), dtype chosen per spec;
+// shape_of: the shape each is stored in (a packed 4-bit base's differs from the spec's).
+template <class DtypeFn, class ShapeFn>
+ParameterTensors allocate_parameters(Device& device, const TransformerConfig& config, DtypeFn dtype_of,
+                                     ShapeFn shape_of) {
   ParameterTensors tensors;
   for (const ParameterSpec& spec : parameter_specs(config)) {
-    tensors.*spec.member = Tensor::empty(device, spec.shape, dtype_of(spec));
+    tensors.*spec.member = Tensor::empty(device, shape_of(spec), dtype_of(spec));
   }
   return tensors;
 }

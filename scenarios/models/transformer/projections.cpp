@@ -6,6 +6,7 @@
 #include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/quantize.hpp"
+#include "scenarios/models/transformer/nf4_base.hpp"
 
 namespace oomlab::model {
 namespace {
@@ -64,6 +65,20 @@ bool stored_int8(const ParameterSpec& spec, const TrainOptions& options) {
   return options.lora.int8_base && projection_of(spec).has_value();
 }
 
+bool stored_nf4(const ParameterSpec& spec, const TrainOptions& options) {
+  return options.lora.nf4_base && projection_of(spec).has_value();
+}
+
+Shape stored_shape(const ParameterSpec& spec, const TrainOptions& options) {
+  if (!stored_nf4(spec, options)) return spec.shape;
+  return {spec.shape[0], spec.shape[1], (spec.shape[2] + 1) / 2};
+}
+
+Nf4Layout nf4_layout(std::int64_t out, std::int64_t in) {
+  const std::int64_t blocks = (out * in + Nf4Layout::kBlock - 1) / Nf4Layout::kBlock;
+  return {blocks, (blocks + Nf4Layout::kScaleGroup - 1) / Nf4Layout::kScaleGroup};
+}
+
 std::size_t adapter_elements(const TransformerConfig& config, const TrainOptions& options) {
   if (!options.lora.enabled()) return 0;
   std::size_t elements = 0;
@@ -85,6 +100,16 @@ std::size_t int8_scale_bytes(const TransformerConfig& config, const TrainOptions
   return bytes;
 }
 
+std::size_t nf4_scale_bytes(const TransformerConfig& config, const TrainOptions& options) {
+  std::size_t bytes = 0;
+  for (const ParameterSpec& spec : parameter_specs(config)) {
+    if (!stored_nf4(spec, options)) continue;
+    const Nf4Layout layout = nf4_layout(spec.shape[1], spec.shape[2]);
+    bytes += static_cast<std::size_t>(spec.shape[0] * (layout.blocks + layout.scale_groups * 4));
+  }
+  return bytes;
+}
+
 Projections::Projections(Device& device, const TransformerConfig& config, const TrainOptions& options,
                          std::uint64_t seed)
     : device_(device), dtype_(compute_dtype(options.precision)) {
@@ -93,9 +118,16 @@ Projections::Projections(Device& device, const TransformerConfig& config, const 
     const ParameterSpec* spec = spec_of(specs, which);
     if (spec == nullptr) continue;
     const std::int64_t L = spec->shape[0], out = spec->shape[1], in = spec->shape[2];
+    in_features_[index_of(which)] = in;
     if (stored_int8(*spec, options)) {
       TagScope tag(Tag::weights);
       scales_[index_of(which)] = Tensor::empty(device, {L, out}, DType::f32);
+    }
+    if (stored_nf4(*spec, options)) {
+      TagScope tag(Tag::weights);
+      const Nf4Layout layout = nf4_layout(out, in);
+      nf4_[index_of(which)].absmax = Tensor::empty(device, {L, layout.blocks}, DType::i8);
+      nf4_[index_of(which)].absmax_scale = Tensor::empty(device, {L, layout.scale_groups}, DType::f32);
     }
     if (!options.lora.enabled() || !targeted(which, options.lora.targets)) continue;
     const std::int64_t r = options.lora.rank;
@@ -118,10 +150,24 @@ Projections::Projections(Device& device, const TransformerConfig& config, const 
 Tensor Projections::weight(Projection which, std::int64_t layer, const ParameterTensors& params) const {
   const Tensor base = layer_of(params.*projection_member(which), layer);
   const Tensor& scales = scales_[index_of(which)];
+  const Nf4Scales& nf4 = nf4_[index_of(which)];
+  if (nf4.absmax.defined()) {
+    Shape shape = base.shape();
+    shape.back() = in_features_[index_of(which)];
+    Tensor dequantised = Tensor::empty(device_, shape, dtype_, Tag::workspace);
+    dequantize_nf4(dequantised, base, layer_of(nf4.absmax, layer), layer_of(nf4.absmax_scale, layer));
+    return dequantised;
+  }
   if (!scales.defined()) return base;
   Tensor dequantised = Tensor::empty(device_, base.shape(), dtype_, Tag::workspace);
   ops::dequantize_int8_rowwise(dequantised, base, this->scales(which, layer));
   return dequantised;
+}
+
+void Projections::quantize_nf4(Projection which, std::int64_t layer, Tensor& codes, const Tensor& values) const {
+  const Nf4Scales& nf4 = nf4_[index_of(which)];
+  Tensor absmax = layer_of(nf4.absmax, layer), absmax_scale = layer_of(nf4.absmax_scale, layer);
+  model::quantize_nf4(codes, absmax, absmax_scale, values);
 }
 
 void Projections::forward(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,

@@ -6,7 +6,8 @@
 // 2·N·in·r flops against the base's 2·N·in·out. With an int8 base (QLoRA's idea, with LLM.int8()'s
 // per-row absmax storage) every use dequantises the layer's rows into a temporary of the compute
 // dtype (Tag::workspace), freed right after its matmul: the card holds 1 byte per base weight
-// plus one layer's projection at a time.
+// plus one layer's projection at a time. An nf4 base (QLoRA's) does the same from half a byte per
+// weight plus its block scales (nf4_layout below).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -27,13 +28,31 @@ constexpr std::size_t kProjections = 5;
 Tensor ParameterTensors::*projection_member(Projection which);
 // The projection whose weight `spec` is, if any.
 std::optional<Projection> projection_of(const ParameterSpec& spec);
-// True when `spec` is a block projection stored as int8 under these options.
+// True when `spec` is a block projection stored as int8 (nf4) under these options.
 bool stored_int8(const ParameterSpec& spec, const TrainOptions& options);
+bool stored_nf4(const ParameterSpec& spec, const TrainOptions& options);
+// The shape a parameter is allocated in: the spec's, or for an nf4 projection (L, out, in / 2)
+// bytes of two 4-bit codes each.
+Shape stored_shape(const ParameterSpec& spec, const TrainOptions& options);
+
+// bitsandbytes' 4-bit layout of one layer's (out, in) weight, double-quantised: an absmax per
+// block of 64 values stored as a byte, and an f32 scale per 256 of those bytes (QLoRA's 0.127
+// bits per parameter of constants, against 0.5 for f32 absmaxes).
+struct Nf4Layout {
+  static constexpr std::int64_t kBlock = 64;
+  static constexpr std::int64_t kScaleGroup = 256;
+  std::int64_t blocks;        // ceil(out * in / 64): absmax bytes per layer
+  std::int64_t scale_groups;  // ceil(blocks / 256): f32 scales per layer
+};
+Nf4Layout nf4_layout(std::int64_t out, std::int64_t in);
 
 // Elements of the LoRA adapters (A and B of every targeted projection) and bytes of the int8
 // base's row scales that these options add to a model.
 std::size_t adapter_elements(const TransformerConfig& config, const TrainOptions& options);
 std::size_t int8_scale_bytes(const TransformerConfig& config, const TrainOptions& options);
+std::size_t nf4_scale_bytes(const TransformerConfig& config, const TrainOptions& options);
+// Whether this build quantises to nf4 on host and cuda (dry needs only the sizes above).
+bool nf4_kernels_available();
 
 class Projections {
  public:
@@ -43,7 +62,7 @@ class Projections {
               std::uint64_t seed);
 
   // The base weight of `which` at a layer, ready to multiply: a slice of `params`, or its int8
-  // rows dequantised into a temporary that lives as long as the returned tensor.
+  // rows (nf4 blocks) dequantised into a temporary that lives as long as the returned tensor.
   Tensor weight(Projection which, std::int64_t layer, const ParameterTensors& params) const;
   // y = x W^T (+ bias) (+ (x A^T) B^T)
   void forward(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& w,
@@ -55,6 +74,9 @@ class Projections {
 
   // The int8 base's row scales of a stacked weight, layer `layer`: (out) f32.
   Tensor scales(Projection which, std::int64_t layer) const;
+  // Quantises one layer of a projection's f32 weight `values` (out, in) into `codes` (its packed
+  // (out, in / 2) slice) and this layer's nf4 scales.
+  void quantize_nf4(Projection which, std::int64_t layer, Tensor& codes, const Tensor& values) const;
 
   bool adapted(Projection which) const;
   std::vector<Tensor> adapter_tensors() const;    // A and B of each adapted projection
@@ -72,6 +94,12 @@ class Projections {
   DType dtype_;  // the compute dtype: adapters and dequantised weights
   std::array<Adapter, kProjections> adapters_;
   std::array<Tensor, kProjections> scales_;  // int8 base: (L, out) f32
+  struct Nf4Scales {
+    Tensor absmax;        // (L, blocks) i8: each block's absmax, quantised to a byte
+    Tensor absmax_scale;  // (L, scale_groups) f32: the double quantisation's scales
+  };
+  std::array<Nf4Scales, kProjections> nf4_;
+  std::array<std::int64_t, kProjections> in_features_{};  // a packed nf4 weight's unpacked width
 };
 
 }  // namespace oomlab::model

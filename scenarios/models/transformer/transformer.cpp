@@ -64,11 +64,15 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
       layer_grads_(static_cast<std::size_t>(config_.layers)),
       projections_(device, config_, options_, (std::uint64_t{seed} << 32) + 1000),
       group_(group) {
-  OOMLAB_CHECK(config_.channels % config_.heads == 0,
+  OOMLAB_CHECK(config_.heads > 0 && (config_.head_size > 0 || config_.channels % config_.heads == 0),
                config_.name << ": channels " << config_.channels << " not divisible by heads "
                             << config_.heads);
-  OOMLAB_CHECK(!options_.lora.int8_base || options_.lora.enabled(),
-               "an int8 base is frozen: it needs LoRA adapters (rank > 0) to train");
+  OOMLAB_CHECK(config_.kv_head_count() > 0 && config_.heads % config_.kv_head_count() == 0,
+               config_.name << ": " << config_.heads << " query heads do not form groups over "
+                            << config_.kv_head_count() << " key/value heads");
+  OOMLAB_CHECK(!options_.lora.quantized_base() || options_.lora.enabled(),
+               "a quantised base is frozen: it needs LoRA adapters (rank > 0) to train");
+  OOMLAB_CHECK(!(options_.lora.int8_base && options_.lora.nf4_base), "the base is int8 or nf4, not both");
   OOMLAB_CHECK(!sharded() || !options_.lora.enabled(),
                "sharding (shard_ranks) trains every weight: it does not combine with LoRA");
   OOMLAB_CHECK(!sharded() || !options_.offload_optimizer,
@@ -88,8 +92,8 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
   } else {
     TagScope tag(Tag::weights);
     params_ = allocate_parameters(device_, config_, [&](const ParameterSpec& spec) {
-      return stored_int8(spec, options_) ? DType::i8 : cd;
-    });
+      return stored_int8(spec, options_) || stored_nf4(spec, options_) ? DType::i8 : cd;
+    }, [&](const ParameterSpec& spec) { return stored_shape(spec, options_); });
   }
   if (frozen_base()) {
     TagScope tag(Tag::grads);
@@ -120,6 +124,8 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
       if (stored_int8(spec, options_)) {
         Tensor scales = projections_.scales(*projection_of(spec), l);
         ops::quantize_int8_rowwise(target, scales, staging);
+      } else if (stored_nf4(spec, options_)) {
+        projections_.quantize_nf4(*projection_of(spec), l, target, staging);
       } else if (target.dtype() != DType::f32) {
         ops::cast(target, staging);
       }
@@ -130,6 +136,7 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
     std::string lora;
     if (frozen_base()) {
       lora = "; frozen base" + std::string(options_.lora.int8_base ? " (int8 projections)" : "") +
+             (options_.lora.nf4_base ? " (nf4 projections)" : "") +
              ", LoRA rank " + std::to_string(options_.lora.rank) + " on " +
              lora_targets_name(options_.lora.targets) + " projections: " +
              std::to_string(trainable_elements()) + " trainable parameters";
@@ -309,7 +316,8 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   BlockActivations a;
   ProfilePhases phase("fwd.ln1+qkv");
 
-  // Attention: norm, fused qkv projection, split into heads (cast to the attention dtype).
+  // Attention: norm, fused qkv projection, split into H query and Hkv key/value heads (cast to
+  // the attention dtype); the kernels share each K/V head among H / Hkv query heads.
   a.ln1 = Tensor::empty(dev, s.hidden, cd);
   if (gpt2) a.ln1_mean = Tensor::empty(dev, s.rows, DType::f32);
   a.ln1_rstd = Tensor::empty(dev, s.rows, DType::f32);
@@ -318,13 +326,13 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     Tensor qkv = Tensor::empty(dev, s.qkv, cd);  // temporary: backward needs q, k, v, not this
     linear(Projection::qkv, l, qkv, a.ln1, layer_of(p.qkv_b, pl));
     a.q = Tensor::empty(dev, s.heads, ad);
-    a.k = Tensor::empty(dev, s.heads, ad);
-    a.v = Tensor::empty(dev, s.heads, ad);
+    a.k = Tensor::empty(dev, s.kv_heads, ad);
+    a.v = Tensor::empty(dev, s.kv_heads, ad);
     heads_from_tokens({&a.q, &a.k, &a.v}, qkv);
   }
   if (!gpt2) {  // LLaMA: positions enter as rotations of q and k (in place: no memory)
-    ops::rope_forward(a.q);
-    ops::rope_forward(a.k);
+    ops::rope_forward(a.q, rope_base());
+    ops::rope_forward(a.k, rope_base());
   }
   phase.next("fwd.attention");
   Tensor heads_out = Tensor::empty(dev, s.heads, ad);
@@ -337,7 +345,7 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
     a.attn_heads = heads_out;  // the fused backward reads its own output
   }
   phase.next("fwd.attn_proj");
-  a.attn_out = Tensor::empty(dev, s.hidden, cd);
+  a.attn_out = Tensor::empty(dev, s.attn, cd);
   tokens_from_heads(a.attn_out, {&heads_out});
   heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
   {
@@ -412,7 +420,7 @@ void Transformer::forward(const Tensor& tokens, const Tensor& targets, std::opti
   if (config_.is_gpt2()) lnf_mean_ = Tensor::empty(device_, shapes_.rows, DType::f32);
   lnf_rstd_ = Tensor::empty(device_, shapes_.rows, DType::f32);
   norm_forward(lnf_, lnf_mean_, lnf_rstd_, residual_.back(), params_.lnf_w, params_.lnf_b);
-  const Tensor& lm_weight = config_.is_gpt2() ? params_.wte : params_.lm_head;
+  const Tensor& lm_weight = config_.tied_embeddings ? params_.wte : params_.lm_head;
   logits_ = Tensor::empty(device_, shapes_.logits, cd);
   ops::matmul(logits_, lnf_, lm_weight, Tensor(), kLinear);
   phase.next("fwd.cross_entropy");
@@ -450,11 +458,11 @@ void Transformer::release_activations() {
 // ---------------------------------------------------------------------------------------------
 // Backward
 
-// The LM head's weight gradient (GPT-2 ties the head to wte, so the embedding's backward adds to
-// the same gradient later). A frozen base: dx only.
+// The LM head's weight gradient (tied embeddings, as GPT-2's: the head is wte, so the embedding's
+// backward adds to the same gradient later). A frozen base: dx only.
 void Transformer::lm_head_backward(Tensor& d_lnf) {
   Tensor none;
-  Tensor ParameterTensors::*head = config_.is_gpt2() ? &ParameterTensors::wte : &ParameterTensors::lm_head;
+  Tensor ParameterTensors::*head = config_.tied_embeddings ? &ParameterTensors::wte : &ParameterTensors::lm_head;
   Tensor dw = gradient_for_write(head, -1);
   ops::matmul_backward(d_lnf, dw, none, logits_, lnf_, params_.*head, kLinear);
 }
@@ -523,7 +531,7 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   {
     Tensor d_heads = Tensor::empty(dev, s.heads, ad);
     {
-      Tensor d_attn_out = Tensor::empty(dev, s.hidden, cd);
+      Tensor d_attn_out = Tensor::empty(dev, s.attn, cd);
       Tensor d_b = gradient_for_write(&P::attn_proj_b, l);
       linear_backward(Projection::attn_out, l, d_attn_out, d_b, d_mid, a.attn_out);
       a.attn_out.reset();
@@ -531,8 +539,8 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
     }
     phase.next("bwd.attention");
     Tensor dq = Tensor::empty(dev, s.heads, ad);
-    Tensor dk = Tensor::empty(dev, s.heads, ad);
-    Tensor dv = Tensor::empty(dev, s.heads, ad);
+    Tensor dk = Tensor::empty(dev, s.kv_heads, ad);
+    Tensor dv = Tensor::empty(dev, s.kv_heads, ad);
     if (options_.attention == AttentionKind::naive) {
       ops::attention_naive_backward(a.q, a.k, a.v, a.probs, d_heads, dq, dk, dv);
     } else {
@@ -541,8 +549,8 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
     d_heads.reset();
     for (Tensor* done : {&a.q, &a.k, &a.v, &a.probs, &a.attn_heads, &a.lse}) done->reset();
     if (!gpt2) {  // back through the rotations: the gradients w.r.t. the unrotated q and k
-      ops::rope_backward(dq);
-      ops::rope_backward(dk);
+      ops::rope_backward(dq, rope_base());
+      ops::rope_backward(dk, rope_base());
     }
     phase.next("bwd.qkv");
     Tensor d_qkv = Tensor::empty(dev, s.qkv, cd);
@@ -630,9 +638,11 @@ std::size_t held_elements(const ParameterSpec& spec, const TransformerConfig& co
 
 std::size_t parameter_bytes(const TransformerConfig& config, const TrainOptions& options) {
   const DType cd = compute_dtype(options.precision);
-  std::size_t bytes = int8_scale_bytes(config, options) + adapter_elements(config, options) * dtype_size(cd);
+  std::size_t bytes = int8_scale_bytes(config, options) + nf4_scale_bytes(config, options) +
+                      adapter_elements(config, options) * dtype_size(cd);
   for (const ParameterSpec& spec : parameter_specs(config)) {
-    bytes += held_elements(spec, config, options) * dtype_size(stored_int8(spec, options) ? DType::i8 : cd);
+    if (stored_nf4(spec, options)) bytes += static_cast<std::size_t>(shape_numel(stored_shape(spec, options)));
+    else bytes += held_elements(spec, config, options) * dtype_size(stored_int8(spec, options) ? DType::i8 : cd);
   }
   return bytes;
 }
@@ -669,7 +679,8 @@ std::string describe_memory_plan(const TransformerConfig& config, const TrainOpt
       << ", " << attention_name(options.attention) << " attention: parameters "
       << format_size(parameter_bytes(config, options));
   if (options.lora.enabled()) {
-    out << " (base frozen" << (options.lora.int8_base ? ", int8 projections" : "") << "; LoRA rank "
+    out << " (base frozen" << (options.lora.int8_base ? ", int8 projections" : "")
+        << (options.lora.nf4_base ? ", nf4 projections" : "") << "; LoRA rank "
         << options.lora.rank << " on " << lora_targets_name(options.lora.targets) << " projections: "
         << trainable_elements(config, options) << " trainable)";
   }

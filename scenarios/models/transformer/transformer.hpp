@@ -25,8 +25,8 @@ using LogFn = std::function<void(const std::string&)>;
 
 class Transformer {
  public:
-  // Allocates the parameters (compute dtype, Tag::weights; int8 block projections with
-  // options.lora.int8_base; with LoRA the adapters and their gradients) and initialises them from
+  // Allocates the parameters (compute dtype, Tag::weights; int8 or nf4 block projections with
+  // options.lora.int8_base or nf4_base; with LoRA the adapters and their gradients) and initialises them from
   // `seed` (nothing is written on dry). Logs the sizes. The base's gradients are allocated by
   // backward (see zero_grads).
   // Sharded (options.shard_ranks > 0): `group` says which rank this model is (its rows of every
@@ -125,6 +125,7 @@ class Transformer {
   // kernels always write one, and nothing reads it.
   // layer < 0: an unstacked tensor (the final norm); slot: 0 weight, 1 bias.
   Tensor norm_grad(Tensor ParameterTensors::*member, std::int64_t layer, int slot);
+  float rope_base() const { return static_cast<float>(config_.rope_theta); }
 
   Device& device_;
   TransformerConfig config_;
