@@ -17,16 +17,25 @@
 namespace oomlab::ops {
 namespace {
 
-reference::AttentionDims dims_of(const Tensor& q) {
-  return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3)};
+// Query heads per K/V head (check_qkv has made sure it divides H).
+std::int64_t group_of(const Tensor& q, const Tensor& k) { return q.dim(1) / k.dim(1); }
+
+reference::AttentionDims dims_of(const Tensor& q, const Tensor& k) {
+  return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3), group_of(q, k)};
 }
 
 void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
   check_defined(op, "q", q);
   OOMLAB_CHECK(q.ndim() == 4, op << ": q must be (B, H, T, D), got " << q.describe());
   OOMLAB_CHECK(q.numel() > 0, op << ": q " << q.describe() << " is empty");
-  check_shape(op, "k", k, q.shape());
-  check_shape(op, "v", v, q.shape());
+  check_defined(op, "k", k);
+  // k is (B, Hkv, T, D) with Hkv dividing H (grouped-query attention; Hkv = H is MHA).
+  const std::int64_t kv_heads = k.ndim() == 4 ? k.dim(1) : 0;
+  OOMLAB_CHECK(kv_heads > 0 && q.dim(1) % kv_heads == 0,
+               op << ": k is " << k.describe() << ", expected (B, Hkv, T, D) with Hkv dividing H = "
+                  << q.dim(1));
+  check_shape(op, "k", k, {q.dim(0), kv_heads, q.dim(2), q.dim(3)});
+  check_shape(op, "v", v, k.shape());
   check_same_dtype(op, q, k);
   check_same_dtype(op, q, v);
   check_same_device(op, {&q, &k, &v});
@@ -55,7 +64,10 @@ void check_fused_dtype_and_dim(const char* op, const Tensor& q) {
 }
 
 #if OOMLAB_WITH_CUDA
-cuda::AttentionShape cuda_shape(const Tensor& q) { return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3)}; }
+cuda::AttentionShape cuda_shape(const Tensor& q, const Tensor& k) {
+  OOMLAB_CHECK(group_of(q, k) == 1, "attention: grouped-query attention on cuda is not built yet");
+  return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3), group_of(q, k)};
+}
 
 // cp.async and vector loads need 16-byte aligned rows; a slice at an odd offset would break that.
 void check_aligned(const char* op, std::initializer_list<const Tensor*> tensors) {
@@ -110,7 +122,7 @@ void attention_naive_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   if (device.is_dry()) return;
   if (device.is_cuda()) {
 #if OOMLAB_WITH_CUDA
-    cuda::naive_attention_forward(cuda_shape(q), q.dtype() == DType::bf16, q.data(), k.data(),
+    cuda::naive_attention_forward(cuda_shape(q, k), q.dtype() == DType::bf16, q.data(), k.data(),
                                   v.data(), probs.data(), out.data(), device.stream());
     return;
 #else
@@ -119,7 +131,7 @@ void attention_naive_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
   std::vector<float> pv(static_cast<std::size_t>(probs.numel())), ov(qv.size());
-  reference::naive_attention_forward(dims_of(q), qv.data(), kv.data(), vv.data(), pv.data(),
+  reference::naive_attention_forward(dims_of(q, k), qv.data(), kv.data(), vv.data(), pv.data(),
                                      ov.data());
   store_host_values(probs, pv);
   store_host_values(out, ov);
@@ -134,8 +146,8 @@ void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   check_tensor(op, "probs", probs, q, attention_probs_shape(q), q.dtype());
   check_tensor(op, "d_out", d_out, q, q.shape(), q.dtype());
   check_tensor(op, "dq", dq, q, q.shape(), q.dtype());
-  check_tensor(op, "dk", dk, q, q.shape(), q.dtype());
-  check_tensor(op, "dv", dv, q, q.shape(), q.dtype());
+  check_tensor(op, "dk", dk, q, k.shape(), q.dtype());
+  check_tensor(op, "dv", dv, q, k.shape(), q.dtype());
   Device& device = q.device();
   // dP, then dS in place: allocated on every device so dry predicts cuda's peak exactly.
   Tensor workspace =
@@ -143,7 +155,7 @@ void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   if (device.is_dry()) return;
   if (device.is_cuda()) {
 #if OOMLAB_WITH_CUDA
-    cuda::naive_attention_backward(cuda_shape(q), q.dtype() == DType::bf16, q.data(), k.data(),
+    cuda::naive_attention_backward(cuda_shape(q, k), q.dtype() == DType::bf16, q.data(), k.data(),
                                    v.data(), probs.data(), d_out.data(), workspace.data(),
                                    dq.data(), dk.data(), dv.data(), device.stream());
     return;
@@ -153,8 +165,8 @@ void attention_naive_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
   const auto pv = host_values(probs), dov = host_values(d_out);
-  std::vector<float> dqv(qv.size()), dkv(qv.size()), dvv(qv.size());
-  reference::naive_attention_backward(dims_of(q), qv.data(), kv.data(), vv.data(), pv.data(),
+  std::vector<float> dqv(qv.size()), dkv(kv.size()), dvv(kv.size());
+  reference::naive_attention_backward(dims_of(q, k), qv.data(), kv.data(), vv.data(), pv.data(),
                                       dov.data(), dqv.data(), dkv.data(), dvv.data());
   store_host_values(dq, dqv);
   store_host_values(dk, dkv);
@@ -173,7 +185,7 @@ void attention_fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   if (device.is_cuda()) {
 #if OOMLAB_WITH_CUDA
     check_aligned(op, {&q, &k, &v, &out});
-    cuda::fused_attention_forward(cuda_shape(q), q.data(), k.data(), v.data(), out.data(),
+    cuda::fused_attention_forward(cuda_shape(q, k), q.data(), k.data(), v.data(), out.data(),
                                   lse.data_as<float>(), device.stream());
     return;
 #else
@@ -182,7 +194,7 @@ void attention_fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, 
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
   std::vector<float> ov(qv.size());
-  reference::fused_attention_forward(dims_of(q), qv.data(), kv.data(), vv.data(), ov.data(),
+  reference::fused_attention_forward(dims_of(q, k), qv.data(), kv.data(), vv.data(), ov.data(),
                                      lse.data_as<float>());
   store_host_values(out, ov);
 }
@@ -197,8 +209,8 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   check_tensor(op, "lse", lse, q, attention_lse_shape(q), DType::f32);
   check_tensor(op, "d_out", d_out, q, q.shape(), q.dtype());
   check_tensor(op, "dq", dq, q, q.shape(), q.dtype());
-  check_tensor(op, "dk", dk, q, q.shape(), q.dtype());
-  check_tensor(op, "dv", dv, q, q.shape(), q.dtype());
+  check_tensor(op, "dk", dk, q, k.shape(), q.dtype());
+  check_tensor(op, "dv", dv, q, k.shape(), q.dtype());
   Device& device = q.device();
   // Scratch linear in T, allocated on every device so dry predicts cuda's peak exactly.
   Tensor delta = Tensor::empty(device, attention_lse_shape(q), DType::f32, memory::Tag::workspace);
@@ -207,7 +219,7 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   if (device.is_cuda()) {
 #if OOMLAB_WITH_CUDA
     check_aligned(op, {&q, &k, &v, &out, &d_out, &dq, &dk, &dv});
-    cuda::fused_attention_backward(cuda_shape(q), q.data(), k.data(), v.data(), out.data(),
+    cuda::fused_attention_backward(cuda_shape(q, k), q.data(), k.data(), v.data(), out.data(),
                                    lse.data_as<float>(), d_out.data(), delta.data_as<float>(),
                                    dq_accum.data_as<float>(), dq.data(), dk.data(), dv.data(),
                                    device.stream());
@@ -218,8 +230,8 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   }
   const auto qv = host_values(q), kv = host_values(k), vv = host_values(v);
   const auto ov = host_values(out), dov = host_values(d_out);
-  std::vector<float> dqv(qv.size()), dkv(qv.size()), dvv(qv.size());
-  reference::fused_attention_backward(dims_of(q), qv.data(), kv.data(), vv.data(), ov.data(),
+  std::vector<float> dqv(qv.size()), dkv(kv.size()), dvv(kv.size());
+  reference::fused_attention_backward(dims_of(q, k), qv.data(), kv.data(), vv.data(), ov.data(),
                                       lse.data_as<float>(), dov.data(), dqv.data(), dkv.data(),
                                       dvv.data());
   store_host_values(dq, dqv);

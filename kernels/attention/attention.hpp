@@ -1,6 +1,10 @@
-// Causal multi-head attention, two ways, on q, k, v of shape (B, H, T, D) (contiguous), scale
-// 1/sqrt(D). Both dispatch on the tensors' device: cuda runs the kernels, host the CPU
-// references (attention_reference.hpp), dry checks shapes and makes the same allocations.
+// Causal multi-head attention, two ways, on q of shape (B, H, T, D) and k, v of shape
+// (B, Hkv, T, D) (contiguous), scale 1/sqrt(D). Hkv must divide H: grouped-query attention, query
+// head h reading K/V head h / (H / Hkv) as Hugging Face's repeat_kv does, without materialising
+// the repeated K/V; Hkv = H is plain multi-head attention. dk and dv have k's shape, each K/V
+// head's gradient summed over the H / Hkv query heads of its group. Both dispatch on the
+// tensors' device: cuda runs the kernels, host the CPU references (attention_reference.hpp), dry
+// checks shapes and makes the same allocations.
 //
 // naive — what a textbook implementation does, and why long contexts run out of memory:
 //   forward  S = scale Q K^T (written into `probs`), P = causal softmax(S) in place, O = P V.

@@ -1,6 +1,6 @@
 // CUDA launchers behind attention.hpp (defined in naive_attention.cu and fused_attention.cu).
 // Declared without CUDA types so attention.cpp can call them behind OOMLAB_WITH_CUDA; pointers
-// are device pointers to contiguous (heads, T, D) data, `is_bf16` picks bf16 over f32, the
+// are device pointers to contiguous (heads, T, D) data (k, v, dk, dv: (heads / group, T, D)), `is_bf16` picks bf16 over f32, the
 // stream comes last.
 #pragma once
 #include <cstdint>
@@ -13,6 +13,7 @@ struct AttentionShape {
   std::int64_t heads;     // B * H
   std::int64_t seq;       // T
   std::int64_t head_dim;  // D
+  std::int64_t group = 1;  // H / Hkv: k, v, dk, dv hold heads / group heads; query head h reads h / group
 };
 
 // probs: (heads, T, T) of the same dtype; scores are written there and softmaxed in place.

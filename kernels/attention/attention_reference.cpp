@@ -30,8 +30,9 @@ void naive_attention_forward(AttentionDims dims, const Real* q, const Real* k, c
   const std::int64_t T = dims.seq, D = dims.head_dim;
   const double scale = 1.0 / std::sqrt(double(D));
   for (std::int64_t h = 0; h < dims.heads; ++h) {
-    auto qh = widen(q + h * T * D, T * D), kh = widen(k + h * T * D, T * D);
-    auto vh = widen(v + h * T * D, T * D);
+    const std::int64_t kv = h / dims.group;
+    auto qh = widen(q + h * T * D, T * D), kh = widen(k + kv * T * D, T * D);
+    auto vh = widen(v + kv * T * D, T * D);
     Real* ph = probs + h * T * T;
     Real* oh = out + h * T * D;
     std::vector<double> row(T);
@@ -58,30 +59,33 @@ void naive_attention_backward(AttentionDims dims, const Real* q, const Real* k, 
                               const Real* probs, const Real* d_out, Real* dq, Real* dk, Real* dv) {
   const std::int64_t T = dims.seq, D = dims.head_dim;
   const double scale = 1.0 / std::sqrt(double(D));
-  for (std::int64_t h = 0; h < dims.heads; ++h) {
-    auto qh = widen(q + h * T * D, T * D), kh = widen(k + h * T * D, T * D);
-    auto vh = widen(v + h * T * D, T * D), doh = widen(d_out + h * T * D, T * D);
-    auto ph = widen(probs + h * T * T, T * T);
-    std::vector<double> dqh(T * D, 0.0), dkh(T * D, 0.0), dvh(T * D, 0.0), ds(T);
-    for (std::int64_t i = 0; i < T; ++i) {
-      double row_dot = 0;  // rowsum(dP * P)
-      for (std::int64_t j = 0; j <= i; ++j) {
-        ds[j] = dot(&doh[i * D], &vh[j * D], D);  // dP_ij
-        row_dot += ds[j] * ph[i * T + j];
-      }
-      for (std::int64_t j = 0; j <= i; ++j) {
-        const double p = ph[i * T + j];
-        const double dsij = p * (ds[j] - row_dot) * scale;
-        for (std::int64_t d = 0; d < D; ++d) {
-          dqh[i * D + d] += dsij * kh[j * D + d];
-          dkh[j * D + d] += dsij * qh[i * D + d];
-          dvh[j * D + d] += p * doh[i * D + d];
+  for (std::int64_t kv = 0; kv < dims.heads / dims.group; ++kv) {
+    auto kh = widen(k + kv * T * D, T * D), vh = widen(v + kv * T * D, T * D);
+    std::vector<double> dkh(T * D, 0.0), dvh(T * D, 0.0), ds(T);  // summed over the group
+    for (std::int64_t h = kv * dims.group; h < (kv + 1) * dims.group; ++h) {
+      auto qh = widen(q + h * T * D, T * D), doh = widen(d_out + h * T * D, T * D);
+      auto ph = widen(probs + h * T * T, T * T);
+      std::vector<double> dqh(T * D, 0.0);
+      for (std::int64_t i = 0; i < T; ++i) {
+        double row_dot = 0;  // rowsum(dP * P)
+        for (std::int64_t j = 0; j <= i; ++j) {
+          ds[j] = dot(&doh[i * D], &vh[j * D], D);  // dP_ij
+          row_dot += ds[j] * ph[i * T + j];
+        }
+        for (std::int64_t j = 0; j <= i; ++j) {
+          const double p = ph[i * T + j];
+          const double dsij = p * (ds[j] - row_dot) * scale;
+          for (std::int64_t d = 0; d < D; ++d) {
+            dqh[i * D + d] += dsij * kh[j * D + d];
+            dkh[j * D + d] += dsij * qh[i * D + d];
+            dvh[j * D + d] += p * doh[i * D + d];
+          }
         }
       }
+      std::copy(dqh.begin(), dqh.end(), dq + h * T * D);
     }
-    std::copy(dqh.begin(), dqh.end(), dq + h * T * D);
-    std::copy(dkh.begin(), dkh.end(), dk + h * T * D);
-    std::copy(dvh.begin(), dvh.end(), dv + h * T * D);
+    std::copy(dkh.begin(), dkh.end(), dk + kv * T * D);
+    std::copy(dvh.begin(), dvh.end(), dv + kv * T * D);
   }
 }
 
@@ -93,8 +97,9 @@ void fused_attention_forward(AttentionDims dims, const Real* q, const Real* k, c
   const double neg_inf = -std::numeric_limits<double>::infinity();
   key_tile = std::max<std::int64_t>(key_tile, 1);
   for (std::int64_t h = 0; h < dims.heads; ++h) {
-    auto qh = widen(q + h * T * D, T * D), kh = widen(k + h * T * D, T * D);
-    auto vh = widen(v + h * T * D, T * D);
+    const std::int64_t kv = h / dims.group;
+    auto qh = widen(q + h * T * D, T * D), kh = widen(k + kv * T * D, T * D);
+    auto vh = widen(v + kv * T * D, T * D);
     for (std::int64_t i = 0; i < T; ++i) {
       // The running (max, sum, unnormalised output) of the kernel, updated one key tile at a time.
       double running_max = neg_inf, running_sum = 0;
@@ -129,28 +134,31 @@ void fused_attention_backward(AttentionDims dims, const Real* q, const Real* k, 
                               Real* dk, Real* dv) {
   const std::int64_t T = dims.seq, D = dims.head_dim;
   const double scale = 1.0 / std::sqrt(double(D));
-  for (std::int64_t h = 0; h < dims.heads; ++h) {
-    auto qh = widen(q + h * T * D, T * D), kh = widen(k + h * T * D, T * D);
-    auto vh = widen(v + h * T * D, T * D), oh = widen(out + h * T * D, T * D);
-    auto doh = widen(d_out + h * T * D, T * D);
-    std::vector<double> delta(T), dqh(T * D, 0.0), dkh(T * D, 0.0), dvh(T * D, 0.0);
-    for (std::int64_t i = 0; i < T; ++i) delta[i] = dot(&doh[i * D], &oh[i * D], D);
-    // Kernel order: each key j (a K/V tile row) visits the queries i >= j that can see it.
-    for (std::int64_t j = 0; j < T; ++j) {
-      for (std::int64_t i = j; i < T; ++i) {
-        const double p = std::exp(scale * dot(&qh[i * D], &kh[j * D], D) - lse[h * T + i]);
-        const double dp = dot(&doh[i * D], &vh[j * D], D);
-        const double ds = p * (dp - delta[i]) * scale;
-        for (std::int64_t d = 0; d < D; ++d) {
-          dvh[j * D + d] += p * doh[i * D + d];
-          dkh[j * D + d] += ds * qh[i * D + d];
-          dqh[i * D + d] += ds * kh[j * D + d];
+  for (std::int64_t kv = 0; kv < dims.heads / dims.group; ++kv) {
+    auto kh = widen(k + kv * T * D, T * D), vh = widen(v + kv * T * D, T * D);
+    std::vector<double> dkh(T * D, 0.0), dvh(T * D, 0.0);  // summed over the group
+    for (std::int64_t h = kv * dims.group; h < (kv + 1) * dims.group; ++h) {
+      auto qh = widen(q + h * T * D, T * D), oh = widen(out + h * T * D, T * D);
+      auto doh = widen(d_out + h * T * D, T * D);
+      std::vector<double> delta(T), dqh(T * D, 0.0);
+      for (std::int64_t i = 0; i < T; ++i) delta[i] = dot(&doh[i * D], &oh[i * D], D);
+      // Kernel order: each key j (a K/V tile row) visits the queries i >= j that can see it.
+      for (std::int64_t j = 0; j < T; ++j) {
+        for (std::int64_t i = j; i < T; ++i) {
+          const double p = std::exp(scale * dot(&qh[i * D], &kh[j * D], D) - lse[h * T + i]);
+          const double dp = dot(&doh[i * D], &vh[j * D], D);
+          const double ds = p * (dp - delta[i]) * scale;
+          for (std::int64_t d = 0; d < D; ++d) {
+            dvh[j * D + d] += p * doh[i * D + d];
+            dkh[j * D + d] += ds * qh[i * D + d];
+            dqh[i * D + d] += ds * kh[j * D + d];
+          }
         }
       }
+      std::copy(dqh.begin(), dqh.end(), dq + h * T * D);
     }
-    std::copy(dqh.begin(), dqh.end(), dq + h * T * D);
-    std::copy(dkh.begin(), dkh.end(), dk + h * T * D);
-    std::copy(dvh.begin(), dvh.end(), dv + h * T * D);
+    std::copy(dkh.begin(), dkh.end(), dk + kv * T * D);
+    std::copy(dvh.begin(), dvh.end(), dv + kv * T * D);
   }
 }
 

@@ -1,4 +1,7 @@
 // CPU references for causal attention on plain arrays, (B*H, T, D) contiguous, scale 1/sqrt(D).
+// Grouped-query attention: k, v, dk and dv hold (B*H / group, T, D); flat query head h reads
+// K/V head h / group (b*H + h over group is b*Hkv + h / group, Hugging Face's repeat_kv), and a
+// K/V head's gradients sum over the `group` query heads that read it. group = 1 is plain MHA.
 // Accumulation is in double whatever Real is; Real = double serves finite differences, Real =
 // float serves the host backend. Two algorithms that must agree:
 //  - naive: materialises P = softmax(mask(scale * Q K^T)) as (T, T) per head;
@@ -13,6 +16,7 @@ struct AttentionDims {
   std::int64_t heads;     // B * H: independent (T, D) problems
   std::int64_t seq;       // T
   std::int64_t head_dim;  // D
+  std::int64_t group = 1;  // H / Hkv: query heads per K/V head (divides heads)
 };
 
 // probs (heads, T, T): P with zeros above the diagonal; out (heads, T, D).

@@ -115,6 +115,96 @@ TEST(AttentionDry, BackwardScratchIsAllocatedAndReleased) {
   }
 }
 
+// Grouped-query attention through the public API on host: H = 4 query heads over Hkv = 2 K/V
+// heads; dk, dv come back in k's shape and equal the reference's (exact in f32).
+TEST(AttentionHost, GroupedQueryMatchesReferenceInF32) {
+  Device device(DeviceKind::host, {});
+  const Shape q_shape{2, 4, 9, 64}, kv_shape{2, 2, 9, 64};  // D = 64: the fused op's size
+  const DType f32 = DType::f32;
+  Tensor q = random_tensor(device, q_shape, f32, 1), k = random_tensor(device, kv_shape, f32, 2);
+  Tensor v = random_tensor(device, kv_shape, f32, 3), d_out = random_tensor(device, q_shape, f32, 4);
+  Tensor probs = Tensor::empty(device, attention_probs_shape(q), f32);
+  Tensor out = Tensor::empty(device, q_shape, f32), lse = Tensor::empty(device, attention_lse_shape(q), f32);
+  Tensor dq = Tensor::empty(device, q_shape, f32), dk = Tensor::empty(device, kv_shape, f32);
+  Tensor dv = Tensor::empty(device, kv_shape, f32);
+  reference::AttentionDims dims = dims_of(q_shape);
+  dims.group = 2;
+  const auto qv = q.to_host_f32(), kv = k.to_host_f32(), vv = v.to_host_f32(), dov = d_out.to_host_f32();
+  std::vector<float> rprobs(std::size_t(probs.numel())), rout(qv.size()), rlse(std::size_t(lse.numel()));
+  std::vector<float> rdq(qv.size()), rdk(kv.size()), rdv(kv.size());
+
+  attention_naive_forward(q, k, v, probs, out);
+  attention_naive_backward(q, k, v, probs, d_out, dq, dk, dv);
+  reference::naive_attention_forward(dims, qv.data(), kv.data(), vv.data(), rprobs.data(), rout.data());
+  reference::naive_attention_backward(dims, qv.data(), kv.data(), vv.data(), rprobs.data(), dov.data(),
+                                      rdq.data(), rdk.data(), rdv.data());
+  EXPECT_TRUE(testing::all_close(out.to_host_f32(), rout, {0, 0}, "naive out"));
+  EXPECT_TRUE(testing::all_close(dq.to_host_f32(), rdq, {0, 0}, "naive dq"));
+  EXPECT_TRUE(testing::all_close(dk.to_host_f32(), rdk, {0, 0}, "naive dk"));
+  EXPECT_TRUE(testing::all_close(dv.to_host_f32(), rdv, {0, 0}, "naive dv"));
+
+  attention_fused_forward(q, k, v, out, lse);
+  attention_fused_backward(q, k, v, out, lse, d_out, dq, dk, dv);
+  reference::fused_attention_forward(dims, qv.data(), kv.data(), vv.data(), rout.data(), rlse.data());
+  reference::fused_attention_backward(dims, qv.data(), kv.data(), vv.data(), rout.data(), rlse.data(),
+                                      dov.data(), rdq.data(), rdk.data(), rdv.data());
+  EXPECT_TRUE(testing::all_close(out.to_host_f32(), rout, {0, 0}, "fused out"));
+  EXPECT_TRUE(testing::all_close(lse.to_host_f32(), rlse, {0, 0}, "fused lse"));
+  EXPECT_TRUE(testing::all_close(dq.to_host_f32(), rdq, {0, 0}, "fused dq"));
+  EXPECT_TRUE(testing::all_close(dk.to_host_f32(), rdk, {0, 0}, "fused dk"));
+  EXPECT_TRUE(testing::all_close(dv.to_host_f32(), rdv, {0, 0}, "fused dv"));
+}
+
+// Dry accepts Hkv < H and allocates the same scratch as for multi-head attention of q's shape:
+// the scratch is per query head (dP/dS, delta, the dQ accumulator), never per K/V head.
+TEST(AttentionDry, GroupedQueryScratchIsSizedByQueryHeads) {
+  Device device(DeviceKind::dry, {});
+  const Shape q_shape{1, 8, 128, 128}, kv_shape{1, 2, 128, 128};
+  const DType bf16 = DType::bf16;
+  Tensor q = Tensor::empty(device, q_shape, bf16), k = Tensor::empty(device, kv_shape, bf16);
+  Tensor v = Tensor::empty(device, kv_shape, bf16), d_out = Tensor::empty(device, q_shape, bf16);
+  Tensor out = Tensor::empty(device, q_shape, bf16), dq = Tensor::empty(device, q_shape, bf16);
+  Tensor dk = Tensor::empty(device, kv_shape, bf16), dv = Tensor::empty(device, kv_shape, bf16);
+  Tensor probs = Tensor::empty(device, attention_probs_shape(q), bf16);
+  Tensor lse = Tensor::empty(device, attention_lse_shape(q), DType::f32);
+  attention_naive_forward(q, k, v, probs, out);
+  attention_fused_forward(q, k, v, out, lse);
+  const auto before = device.allocator().stats().allocated.current;
+  device.allocator().reset_peak_stats();
+  attention_naive_backward(q, k, v, probs, d_out, dq, dk, dv);
+  EXPECT_EQ(device.allocator().stats().allocated.peak - before,
+            std::int64_t(attention_naive_backward_workspace_bytes(q)));
+  device.allocator().reset_peak_stats();
+  attention_fused_backward(q, k, v, out, lse, d_out, dq, dk, dv);
+  EXPECT_EQ(device.allocator().stats().allocated.peak - before,
+            std::int64_t(attention_fused_backward_workspace_bytes(q)));
+  EXPECT_EQ(device.allocator().stats().allocated.current, before);
+}
+
+TEST(AttentionChecks, GroupedQueryShapesAreChecked) {
+  for (DeviceKind kind : {DeviceKind::dry, DeviceKind::host}) {
+    Device device(kind, {});
+    const Shape q_shape{1, 4, 8, 64};
+    Tensor q = Tensor::zeros(device, q_shape, DType::bf16), out = Tensor::zeros(device, q_shape, DType::bf16);
+    Tensor probs = Tensor::zeros(device, attention_probs_shape(q), DType::bf16);
+    Tensor lse = Tensor::zeros(device, attention_lse_shape(q), DType::f32);
+    Tensor k2 = Tensor::zeros(device, {1, 2, 8, 64}, DType::bf16);
+    Tensor k3 = Tensor::zeros(device, {1, 3, 8, 64}, DType::bf16);  // 3 does not divide 4
+    Tensor k8 = Tensor::zeros(device, {1, 8, 8, 64}, DType::bf16);  // more K/V heads than queries
+    Tensor k2_batch2 = Tensor::zeros(device, {2, 2, 8, 64}, DType::bf16);
+    EXPECT_THROW(attention_fused_forward(q, k3, k3, out, lse), std::invalid_argument);
+    EXPECT_THROW(attention_naive_forward(q, k8, k8, probs, out), std::invalid_argument);
+    EXPECT_THROW(attention_naive_forward(q, k2_batch2, k2_batch2, probs, out), std::invalid_argument);
+    EXPECT_THROW(attention_fused_forward(q, k2, q, out, lse), std::invalid_argument);  // v != k's shape
+    // dk, dv must have k's shape, not q's.
+    Tensor d_out = Tensor::zeros(device, q_shape, DType::bf16), dq = Tensor::zeros(device, q_shape, DType::bf16);
+    Tensor dk_q = Tensor::zeros(device, q_shape, DType::bf16), dv2 = Tensor::zeros(device, {1, 2, 8, 64}, DType::bf16);
+    EXPECT_THROW(attention_fused_backward(q, k2, k2, out, lse, d_out, dq, dk_q, dv2), std::invalid_argument);
+    EXPECT_THROW(attention_naive_backward(q, k2, k2, probs, d_out, dq, dk_q, dv2), std::invalid_argument);
+    EXPECT_NO_THROW(attention_fused_forward(q, k2, k2, out, lse));
+  }
+}
+
 TEST(AttentionChecks, BadArgumentsThrowOnEveryDevice) {
   for (DeviceKind kind : {DeviceKind::dry, DeviceKind::host}) {
     Device device(kind, {});
