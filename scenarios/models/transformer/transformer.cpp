@@ -111,9 +111,11 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
     for (std::int64_t l = 0; l < (stacked ? config_.layers : 1); ++l) {
       Tensor target = sharded() ? shard_of(spec, stacked ? l : -1)
                                 : (stacked ? layer_slice(params_.*spec.member, l) : params_.*spec.member);
+      // An nf4 target is packed (two codes a byte): its values are staged at the layer's shape.
       Tensor staging = target.dtype() == DType::f32
                            ? target
-                           : Tensor::empty(device_, target.shape(), DType::f32, Tag::workspace);
+                           : Tensor::empty(device_, stored_nf4(spec, options_) ? piece_shape(spec) : target.shape(),
+                                           DType::f32, Tag::workspace);
       if (!device_.is_dry()) {
         const std::int64_t rows = piece_shape(spec)[0];
         const std::int64_t first_row = sharded() ? shard_rows(rows, group_.rank, options_.shard_ranks).begin : 0;

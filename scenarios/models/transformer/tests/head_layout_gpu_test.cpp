@@ -1,6 +1,7 @@
 // The head layout permutes on cuda against the host reference, both directions, exactly (a
 // permute only moves and rounds values): the 16-byte run path (head_dim a multiple of the run,
-// aligned pointers, same or mixed dtypes) and the element path (odd head_dim, unaligned views).
+// aligned pointers, same or mixed dtypes) and the element path (odd head_dim, unaligned views);
+// grouped-query splits (k and v with fewer heads than q) on both paths.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -18,6 +19,9 @@ struct PermuteCase {
   DType tokens_dtype, heads_dtype;
   std::int64_t batch, seq, heads, head_dim, count;
   std::int64_t tokens_offset, heads_offset;  // elements; a non-zero offset breaks 16-byte alignment
+  std::int64_t kv_heads = 0;  // heads of the 2nd and 3rd tensors (k, v); 0: `heads`
+  // Heads of head tensor s: q has `heads`, k and v `kv_heads`.
+  std::int64_t heads_of(std::int64_t s) const { return s == 0 || kv_heads == 0 ? heads : kv_heads; }
 };
 
 // A (shape) tensor `offset` elements into a fresh buffer filled with seeded values.
@@ -33,14 +37,16 @@ Tensor offset_tensor(Device& device, const Shape& shape, DType dtype, std::int64
 // the gathered heads followed by the scattered tokens, as f32.
 std::vector<std::vector<float>> run_both_directions(DeviceKind kind, const PermuteCase& c) {
   Device device(kind, testing::unlimited_config());
-  const Shape token_shape{c.batch, c.seq, c.count * c.heads * c.head_dim};
-  const Shape head_shape{c.batch, c.heads, c.seq, c.head_dim};
+  std::int64_t row_heads = 0;
+  for (std::int64_t s = 0; s < c.count; ++s) row_heads += c.heads_of(s);
+  const Shape token_shape{c.batch, c.seq, row_heads * c.head_dim};
   Tensor tokens = offset_tensor(device, token_shape, c.tokens_dtype, c.tokens_offset, 11);
   std::vector<Tensor> gathered, sources;
   std::vector<Tensor*> gathered_ptrs;
   std::vector<const Tensor*> source_ptrs;
   for (std::int64_t s = 0; s < c.count; ++s) {
     const auto seed = static_cast<std::uint32_t>(s);
+    const Shape head_shape{c.batch, c.heads_of(s), c.seq, c.head_dim};
     // Outputs start as garbage, so a skipped element cannot pass.
     gathered.push_back(offset_tensor(device, head_shape, c.heads_dtype, c.heads_offset, 100 + seed, 50.0f, 60.0f));
     sources.push_back(offset_tensor(device, head_shape, c.heads_dtype, c.heads_offset, 200 + seed));
@@ -85,7 +91,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Element path: head_dim not a multiple of the run, then unaligned tokens / heads.
         PermuteCase{"odd_head_dim", DType::bf16, DType::bf16, 2, 7, 3, 5, 3, 0, 0},
         PermuteCase{"unaligned_tokens", DType::bf16, DType::bf16, 2, 7, 2, 64, 3, 1, 0},
-        PermuteCase{"unaligned_heads", DType::bf16, DType::f32, 2, 7, 2, 64, 2, 0, 1}),
+        PermuteCase{"unaligned_heads", DType::bf16, DType::f32, 2, 7, 2, 64, 2, 0, 1},
+        // Grouped-query attention: q with 8 heads, k and v with 2 (Llama 3's ratio, 4 to 1).
+        PermuteCase{"gqa_qkv_runs", DType::bf16, DType::bf16, 2, 13, 8, 64, 3, 0, 0, 2},
+        PermuteCase{"gqa_mixed_dtypes", DType::f32, DType::bf16, 2, 9, 6, 16, 3, 0, 0, 3},
+        PermuteCase{"gqa_element_path", DType::bf16, DType::bf16, 2, 7, 4, 5, 3, 0, 0, 1},
+        PermuteCase{"gqa_unaligned_tokens", DType::bf16, DType::bf16, 2, 7, 4, 64, 3, 1, 0, 2}),
     [](const ::testing::TestParamInfo<PermuteCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -28,6 +28,31 @@ TEST(HeadLayout, SplitsQkvIntoHeadsAtTheRightPositions) {
   EXPECT_EQ(vv[head_index], values[token_base + 2 * C]);
 }
 
+// Grouped-query attention: q takes H heads of the row, k and v Hkv each after it.
+TEST(HeadLayout, SplitsAGroupedQueryProjectionIntoHAndHkvHeads) {
+  constexpr std::int64_t Hq = 4, Hkv = 2, row = (Hq + 2 * Hkv) * D;
+  Device device(DeviceKind::host, testing::unlimited_config());
+  const std::vector<float> values = oomlab::testing::random_values(B * T * row, 3);
+  Tensor qkv = Tensor::from_host(device, {B, T, row}, DType::f32, values);
+  Tensor q = Tensor::empty(device, {B, Hq, T, D}, DType::f32);
+  Tensor k = Tensor::empty(device, {B, Hkv, T, D}, DType::f32);
+  Tensor v = Tensor::empty(device, {B, Hkv, T, D}, DType::f32);
+  heads_from_tokens({&q, &k, &v}, qkv);
+  const std::vector<float> qv = q.to_host_f32(), kv = k.to_host_f32(), vv = v.to_host_f32();
+  // b=1, t=2, d=3: q head 3, k and v head 1.
+  const std::size_t token_base = (1 * T + 2) * row + 3;
+  EXPECT_EQ(qv[((1 * Hq + 3) * T + 2) * D + 3], values[token_base + 3 * D]);
+  EXPECT_EQ(kv[((1 * Hkv + 1) * T + 2) * D + 3], values[token_base + (Hq + 1) * D]);
+  EXPECT_EQ(vv[((1 * Hkv + 1) * T + 2) * D + 3], values[token_base + (Hq + Hkv + 1) * D]);
+  // And back: the merge puts every value where it came from.
+  Tensor back = Tensor::zeros(device, {B, T, row}, DType::f32);
+  tokens_from_heads(back, {&q, &k, &v});
+  EXPECT_EQ(back.to_host_f32(), values);
+  // A row that is not H*D + 2*Hkv*D wide is refused.
+  Tensor narrow = Tensor::zeros(device, {B, T, row - D}, DType::f32);
+  EXPECT_THROW(heads_from_tokens({&q, &k, &v}, narrow), std::invalid_argument);
+}
+
 TEST(HeadLayout, MergeInvertsSplitAndCastsOnTheWay) {
   Device device(DeviceKind::host, testing::unlimited_config());
   const std::vector<float> values = oomlab::testing::random_values(B * T * C, 2);
