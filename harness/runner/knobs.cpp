@@ -45,6 +45,13 @@ std::string checked_value(const std::string& scenario, const KnobSpec& spec, std
       for (const std::string& choice : spec.choices) {
         if (text == choice) return choice;
       }
+      if (spec.other_value) {
+        try {
+          return spec.other_value(std::string(text));
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(scenario + ": knob " + spec.name + ": " + e.what());
+        }
+      }
       reject("not a known value");
       break;
     case KnobSpec::Kind::boolean: {
@@ -80,6 +87,14 @@ KnobSpec KnobSpec::choice(std::string name, std::string description, std::vector
   return spec;
 }
 
+KnobSpec KnobSpec::choice_or(std::string name, std::string description, std::vector<std::string> choices,
+                             std::string other_accepted, std::function<std::string(const std::string&)> other_value) {
+  KnobSpec spec = choice(std::move(name), std::move(description), std::move(choices));
+  spec.other_accepted = std::move(other_accepted);
+  spec.other_value = std::move(other_value);
+  return spec;
+}
+
 KnobSpec KnobSpec::boolean(std::string name, std::string description) {
   KnobSpec spec;
   spec.name = std::move(name);
@@ -93,7 +108,7 @@ std::string KnobSpec::accepted() const {
     case Kind::integer:
       return (multiple_of > 1 ? "a multiple of " + std::to_string(multiple_of) + " in " : std::string("a whole number ")) +
              std::to_string(min) + ".." + std::to_string(max);
-    case Kind::choice: return "one of " + join(choices);
+    case Kind::choice: return "one of " + join(choices) + (other_value ? ", or " + other_accepted : "");
     case Kind::boolean: return "true or false";
   }
   return "?";

@@ -5,6 +5,7 @@
 // reads typed values from the run's KnobValues.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -23,10 +24,17 @@ struct KnobSpec {
   std::int64_t max = std::numeric_limits<std::int32_t>::max();
   std::int64_t multiple_of = 1;      // integer: only multiples of this are accepted
   std::vector<std::string> choices;  // choice: the accepted values
+  // choice: a value outside `choices` goes here (when set), which returns the value to run with and
+  // record, or throws std::invalid_argument with one line; `other_accepted` says what it takes.
+  // A model knob: a preset, or a config.json path recorded with what it holds.
+  std::function<std::string(const std::string&)> other_value;
+  std::string other_accepted;
 
   static KnobSpec integer(std::string name, std::string description, std::int64_t min,
                           std::int64_t max, std::int64_t multiple_of = 1);
   static KnobSpec choice(std::string name, std::string description, std::vector<std::string> choices);
+  static KnobSpec choice_or(std::string name, std::string description, std::vector<std::string> choices,
+                            std::string other_accepted, std::function<std::string(const std::string&)> other_value);
   static KnobSpec boolean(std::string name, std::string description);
   // "a whole number 1..4096", "a multiple of 4 in 4..8192", "one of f32, bf16, f16", "true or false".
   std::string accepted() const;
