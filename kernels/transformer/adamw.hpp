@@ -3,6 +3,7 @@
 // precision costs no extra pass. Decoupled weight decay, bias correction (PyTorch's AdamW).
 #pragma once
 #include <cmath>
+#include <vector>
 
 #include "harness/memory/source.hpp"
 #include "kernels/core/tensor.hpp"
@@ -23,6 +24,14 @@ struct AdamWConfig {
 void adamw_step(Tensor& master, Tensor& param_copy, const Tensor& grad, Tensor& m, Tensor& v,
                 const AdamWConfig& config, int step);
 
+// One parameter's tensors, as adamw_step takes them (views of the caller's tensors).
+struct AdamWTensors {
+  Tensor master, param_copy, grad, m, v;
+};
+// The step of every entry, the same math as one adamw_step each; on cuda in a few launches over
+// all of them (kernels/core/multi_tensor.cuh), as PyTorch's fused AdamW takes its parameter list.
+void adamw_step(const std::vector<AdamWTensors>& tensors, const AdamWConfig& config, int step);
+
 // The per-element update shared by the CPU reference and the kernel. Returns the new weight.
 OOMLAB_HOST_DEVICE inline float adamw_update(float weight, float grad, float& m, float& v, float lr,
                                              float beta1, float beta2, float eps,
@@ -36,9 +45,8 @@ OOMLAB_HOST_DEVICE inline float adamw_update(float weight, float grad, float& m,
 }
 
 namespace cuda {
-void adamw_step(Tensor& master, Tensor& param_copy, const Tensor& grad, Tensor& m, Tensor& v,
-                const AdamWConfig& config, float bias_correction1, float bias_correction2,
-                memory::StreamHandle stream);
+void adamw_step(const std::vector<AdamWTensors>& tensors, const AdamWConfig& config, float bias_correction1,
+                float bias_correction2, memory::StreamHandle stream);
 }
 
 }  // namespace oomlab::ops

@@ -72,11 +72,7 @@ void clip_grads_by_norm(const std::vector<Tensor>& grads, const Tensor& norm, fl
     }
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      for (const Tensor& grad : grads) {
-        Tensor target = grad;
-        cuda::clip_grad(target, norm, max_norm, norm.device().stream());
-      }
-      return;
+      return cuda::clip_grads(grads, norm, max_norm, norm.device().stream());
 #endif
       throw_no_cuda(op);
   }

@@ -2,10 +2,11 @@
 // The norm stays on the device (one f32) and clipping reads it there, so no host sync and no
 // data-dependent control flow: the same launches happen whatever the values.
 //
-// Deterministic: every tensor is reduced by a fixed grid of kGradNormBlocks blocks into its own
-// slice of a scratch buffer, then one block sums the partials in a fixed order. The scratch is
-// taken from the device allocator for the call (Tag::workspace, grads.size() * kGradNormBlocks
-// f32 = 1 KiB per tensor, on every backend, so dry sees the same request) and returned after.
+// Deterministic: every tensor is cut into at most kGradNormBlocks fixed chunks, each reduced into
+// its own slot of a scratch buffer (many tensors a launch), then one block sums the partials in a
+// fixed order. The scratch is taken from the device allocator for the call (Tag::workspace,
+// grads.size() * kGradNormBlocks f32 = 1 KiB per tensor, on every backend, so dry sees the same
+// request) and returned after.
 #pragma once
 #include <vector>
 
@@ -25,7 +26,7 @@ namespace cuda {
 // partials: (grads.size() * kGradNormBlocks) f32 scratch.
 void global_grad_norm(Tensor& norm, const std::vector<Tensor>& grads, Tensor& partials,
                       memory::StreamHandle stream);
-void clip_grad(Tensor& grad, const Tensor& norm, float max_norm, memory::StreamHandle stream);
+void clip_grads(const std::vector<Tensor>& grads, const Tensor& norm, float max_norm, memory::StreamHandle stream);
 }  // namespace cuda
 
 }  // namespace oomlab::ops

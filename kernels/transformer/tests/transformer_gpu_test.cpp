@@ -249,6 +249,41 @@ TEST(TransformerGpu, AdamWWithMixedPrecisionCopies) {
   }
 }
 
+// The many-tensor step: more tensors than one launch's pointer table and more chunks than one
+// launch's list (so a tensor is split across launches), mixed dtypes (several passes), sizes that
+// end mid-vector, and a view whose start breaks 128-bit alignment.
+TEST(TransformerGpu, AdamWOverManyTensorsMatchesOneStepEach) {
+  OOMLAB_REQUIRE_GPU();
+  std::vector<std::int64_t> sizes;
+  for (int i = 0; i < 60; ++i) sizes.push_back(1 + 37 * i);
+  sizes.push_back(41 * 65536 + 3);  // 42 chunks
+  for (int i = 0; i < 20; ++i) sizes.push_back(40 * 65536);  // 800 chunks: several launches
+  std::vector<AdamWTensors> host, cuda;
+  std::vector<Pair> kept;
+  std::uint64_t seed = 100;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::int64_t n = sizes[i];
+    const DType grad_dtype = i % 3 == 0 ? DType::f32 : DType::bf16;
+    const bool copy = i % 4 != 1;
+    Pair master = random_pair({n + 1}, DType::f32, seed++), grad = random_pair({n}, grad_dtype, seed++);
+    Pair m = random_pair({n}, DType::f32, seed++, -0.1f, 0.1f), v = random_pair({n}, DType::f32, seed++, 0.001f, 0.01f);
+    Pair param = output_pair({n}, DType::bf16);
+    // Tensor 5's master starts one element into its buffer: that tensor takes the scalar path.
+    const std::int64_t skip = i == 5 ? 1 : 0;
+    auto view = [&](const Tensor& t) { return t.slice(skip, skip + n); };
+    host.push_back({view(master.host), copy ? param.host : Tensor(), grad.host, m.host, v.host});
+    cuda.push_back({view(master.cuda), copy ? param.cuda : Tensor(), grad.cuda, m.cuda, v.cuda});
+    for (Pair* p : {&master, &grad, &m, &v, &param}) kept.push_back(*p);
+  }
+  const AdamWConfig config{3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  adamw_step(host, config, 3);
+  adamw_step(cuda, config, 3);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    SCOPED_TRACE("tensor " + std::to_string(i / 5) + " list " + std::to_string(i % 5));
+    EXPECT_TRUE(pair_close(kept[i], i % 5 == 4 ? tolerance_for(DType::bf16) : Tolerance{1e-6, 1e-5}, "adamw"));
+  }
+}
+
 TEST(TransformerGpu, AdamW8BitMatchesTheHostReference) {
   OOMLAB_REQUIRE_GPU();
   for (DType grad_dtype : {DType::f32, DType::bf16}) {
@@ -293,8 +328,13 @@ TEST(TransformerGpu, GradNormIsDeterministicAndClips) {
   std::vector<Pair> pairs;
   std::vector<Tensor> host_grads, cuda_grads;
   std::uint32_t seed = 20;
-  for (std::int64_t n : {1, 33, 768, 1 << 20, 3 * 768 * 768 + 5}) {
-    pairs.push_back(random_pair({n}, seed % 2 ? DType::bf16 : DType::f32, seed));
+  // Odd sizes, more tensors than one launch's table (~150 on GPT-2) and tensors of 256 chunks
+  // (the most one tensor is cut into): the chunk lists cross launches.
+  std::vector<std::int64_t> sizes = {1, 33, 768, 1 << 20, 3 * 768 * 768 + 5};
+  for (int i = 0; i < 60; ++i) sizes.push_back(1 + 37 * i);
+  for (int i = 0; i < 4; ++i) sizes.push_back(256 * 32768 + 7);
+  for (std::int64_t n : sizes) {
+    pairs.push_back(random_pair({n}, seed % 3 == 0 ? DType::f16 : seed % 3 == 1 ? DType::bf16 : DType::f32, seed));
     ++seed;
     host_grads.push_back(pairs.back().host);
     cuda_grads.push_back(pairs.back().cuda);
@@ -364,7 +404,9 @@ TEST(TransformerGpu, MatmulThroughCublasLt) {
       {1, 1, 1, 1, false, false, false, false, false},  {1, 3, 5, 7, false, false, true, false, false},
       {1, 5, 33, 17, false, true, true, true, false},   {1, 64, 48, 96, true, false, false, false, true},
       {1, 37, 29, 41, true, true, true, false, false},  {1, 256, 768, 3072, false, true, true, true, false},
-      {4, 33, 65, 24, false, true, false, false, false}, {3, 16, 40, 64, true, false, false, false, false}};
+      {4, 33, 65, 24, false, true, false, false, false}, {3, 16, 40, 64, true, false, false, false, false},
+      // dbias's 128-bit column kernel: whole 256-column blocks, and a last block cut short.
+      {1, 1000, 2304, 64, false, true, true, false, false}, {1, 77, 776, 32, false, true, true, false, false}};
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
     for (const MatmulCase& mc : cases) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " m" + std::to_string(mc.m) + " n" + std::to_string(mc.n) +

@@ -17,14 +17,15 @@ Adam::Adam(Device& device, std::vector<Parameter*> parameters, ops::AdamWConfig 
 
 void Adam::step() {
   ++step_;
+  std::vector<ops::AdamWTensors> tensors;  // one many-tensor step
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     Parameter& p = *parameters_[i];
     // With f32 parameters the master weights are the parameters themselves.
-    Tensor no_copy;
-    Tensor& master = p.master.defined() ? p.master : p.value;
-    Tensor& copy = p.master.defined() ? p.value : no_copy;
-    ops::adamw_step(master, copy, p.grad, first_moments_[i], second_moments_[i], config_, step_);
+    const bool mixed = p.master.defined();
+    tensors.push_back({mixed ? p.master : p.value, mixed ? p.value : Tensor(), p.grad, first_moments_[i],
+                       second_moments_[i]});
   }
+  ops::adamw_step(tensors, config_, step_);
 }
 
 }  // namespace oomlab::srgan

@@ -234,17 +234,18 @@ StepReport Trainer::step(const std::vector<MicroBatch>& micro_batches, bool inje
 void Trainer::update_on_device() {
   std::vector<Tensor> params = model_.trainable_tensors();
   std::vector<Tensor> grads = model_.trainable_gradients();
-  Tensor none;
+  std::vector<ops::AdamWTensors> adamw;  // one many-tensor step (a few launches, not one per tensor)
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (!grads[i].defined()) continue;  // no gradient this step: the parameter keeps its value
+    Tensor copy = mixed_ ? params[i] : Tensor();
     if (model_.options().adam_8bit) {
-      ops::adamw8bit_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], m_absmax_[i], v_[i], v_absmax_[i],
+      ops::adamw8bit_step(master_[i], copy, grads[i], m_[i], m_absmax_[i], v_[i], v_absmax_[i],
                           model_.options().adamw, optimizer_steps_);
     } else {
-      ops::adamw_step(master_[i], mixed_ ? params[i] : none, grads[i], m_[i], v_[i],
-                      model_.options().adamw, optimizer_steps_);
+      adamw.push_back({master_[i], copy, grads[i], m_[i], v_[i]});
     }
   }
+  ops::adamw_step(adamw, model_.options().adamw, optimizer_steps_);
 }
 
 // For each tensor, chunk by chunk: copy the state in (in stream), update (compute stream), copy
