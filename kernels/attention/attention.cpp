@@ -65,7 +65,6 @@ void check_fused_dtype_and_dim(const char* op, const Tensor& q) {
 
 #if OOMLAB_WITH_CUDA
 cuda::AttentionShape cuda_shape(const Tensor& q, const Tensor& k) {
-  OOMLAB_CHECK(group_of(q, k) == 1, "attention: grouped-query attention on cuda is not built yet");
   return {q.dim(0) * q.dim(1), q.dim(2), q.dim(3), group_of(q, k)};
 }
 

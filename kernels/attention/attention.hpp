@@ -13,14 +13,17 @@
 //   The caller allocates `probs` (B, H, T, T) of q's dtype and must keep q, k, v, probs and out
 //   alive from forward to backward. The backward allocates one (B, H, T, T) workspace of q's
 //   dtype for dP/dS (Tag::workspace) and frees it before returning. Memory: 2 B H T^2 elements.
-//   dtypes: f32 and bf16. On cuda the six GEMMs are cuBLAS strided-batched calls (one handle
-//   per GPU, no workspace, so cuBLAS allocates nothing behind the allocator's back).
+//   dtypes: f32 and bf16. On cuda the six GEMMs are cuBLAS strided-batched calls, one batch
+//   entry per K/V head with its group's query rows stacked (one handle per GPU, no workspace, so
+//   cuBLAS allocates nothing behind the allocator's back).
 //
 // fused — flash-attention-2: online softmax over K/V tiles held in shared memory, never a T x T
 //   buffer. The forward keeps only `out` and `lse` (B, H, T) f32, the per-row logsumexp of the
 //   scaled scores. The backward recomputes P from q, k and lse, and allocates (Tag::workspace,
 //   freed before returning) a (B, H, T) f32 `delta` = rowsum(dO * O) and a (B, H, T, D) f32 dQ
 //   accumulator: scratch linear in T. The caller keeps q, k, v, out and lse for backward.
+//   With Hkv < H a backward block sums its K/V head's dK, dV over the group in registers; the
+//   scratch is per query head, the same bytes as for Hkv = H.
 //   dtypes: bf16 on cuda (f32 accumulation, tensor cores), f32 and bf16 on host; D = 64 or 128.
 //   On Hopper the D = 64 backward runs on wgmma (flash_backward_sm90.cu), elsewhere on mma.sync;
 //   both use the same scratch.
@@ -52,6 +55,7 @@ void attention_fused_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                               Tensor& dv);
 
 // Bytes each backward allocates for its scratch (before the allocator's rounding).
+// They depend on q alone: the scratch is per query head, whatever Hkv is.
 std::size_t attention_naive_backward_workspace_bytes(const Tensor& q);
 std::size_t attention_fused_backward_workspace_bytes(const Tensor& q);
 

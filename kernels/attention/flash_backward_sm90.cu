@@ -8,7 +8,7 @@
 // against the mma.sync kernel's ~192 (results/h200/README.md).
 //
 // Block: 2 warpgroups, 128 keys (64 each), one block per SM (the dK and dV accumulators and
-// two score tiles take ~180 registers). Per 64-query tile:
+// two score tiles take ~200 registers). Per 64-query tile:
 //   S^T = K Q^T and dP^T = V dO^T  (shared x shared, K-major, both issued before waiting)
 //   P^T = exp2(S^T scale log2e - lse log2e), causal mask near the diagonal and past the end
 //   dV += P^T dO, dK += dS^T Q     (P^T, dS^T from registers; dO, Q read MN-major: the same
@@ -131,7 +131,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                            const bf16* __restrict__ d_out, const float* __restrict__ lse,
                            const float* __restrict__ delta, float* __restrict__ dq_accum,
-                           bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+                           bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, int group, float scale,
+                           float scale_log2) {
 #if OOMLAB_IMAGE_SM90A
   extern __shared__ __align__(1024) unsigned char shared_raw[];
   unsigned char* shared = shared_raw + (1024 - shared_address(shared_raw) % 1024) % 1024;
@@ -144,7 +145,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   const BlockWork work = block_work_longest_first();
   const int n0 = work.rank * kBlockN;  // the first keys see the most queries
-  backward_pointers_at_head(work.head, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
+  backward_pointers_at_kv_head(work.head, group, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
 
   const int warpgroup = threadIdx.x / 128, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -154,17 +155,22 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   const int m_first = n0 / kBlockM;  // causal: the first tile holding query n0
   const int m_end = (seq + kBlockM - 1) / kBlockM;
+  // Those tiles of every query head of the group, one after another (flash::query_step).
+  const int tiles_per_head = m_end - m_first, steps = group * tiles_per_head;
 
   const TileCopySlot copy;
-  // Q, dO, lse and delta of query tile m into its buffer: one cp.async group.
-  auto load_query_tile = [&](int m) {
-    const int buffer = (m - m_first) % kQueryBuffers;
-    copy.load<kBlockM>(sQ + buffer * kQueryTileBytes, q, m * kBlockM, seq);
-    copy.load<kBlockM>(sDo + buffer * kQueryTileBytes, d_out, m * kBlockM, seq);
+  // Q, dO, lse and delta of step `step`'s query tile into its buffer: one cp.async group.
+  auto load_query_tile = [&](int step) {
+    const int buffer = step % kQueryBuffers;
+    const QueryStep at = query_step(step, m_first, tiles_per_head);
+    const size_t rows = static_cast<size_t>(at.head) * seq, elements = rows * kHeadDim;
+    const int m = at.m;
+    copy.load<kBlockM>(sQ + buffer * kQueryTileBytes, q + elements, m * kBlockM, seq);
+    copy.load<kBlockM>(sDo + buffer * kQueryTileBytes, d_out + elements, m * kBlockM, seq);
     if (threadIdx.x < 2 * kBlockM) {
       const int local = threadIdx.x % kBlockM, query = m * kBlockM + local;
       const bool valid = query < seq, is_lse = threadIdx.x < kBlockM;
-      const float* source = (is_lse ? lse : delta) + (valid ? query : 0);
+      const float* source = (is_lse ? lse : delta) + rows + (valid ? query : 0);
       cp_async_4((is_lse ? sLse : sDelta) + buffer * kBlockM + statistics_slot(local), source, valid);
     }
     cp_async_commit();
@@ -172,7 +178,7 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   copy.load<kBlockN>(shared + kOffsetK, k, n0, seq);
   copy.load<kBlockN>(shared + kOffsetV, v, n0, seq);
-  load_query_tile(m_first);  // one group with K and V
+  load_query_tile(0);  // one group with K and V
 
   // Descriptors, built once: a tile's next k-step or buffer is a constant added to its address
   // field (bytes / 16).
@@ -191,10 +197,11 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
   // dQ of tile m into the f32 accumulator: this warpgroup's 32 columns into sDq (after every
   // thread's fence and a barrier, the bulk-copy unit reads them) ...
-  // The chunk permutation follows the accumulator's flat row (head * seq + query), as the
+  // The chunk permutation follows the accumulator's flat row (query head * seq + query), as the
   // rounding pass sees it; tiles start at multiples of 64 queries.
-  const int head_row_base = static_cast<int>(static_cast<size_t>(work.head) * seq % 8);
-  auto stage_dq = [&]() {
+  auto stage_dq = [&](int step) {
+    const size_t query_head = static_cast<size_t>(work.head) * group + query_step(step, m_first, tiles_per_head).head;
+    const int head_row_base = static_cast<int>(query_head * seq % 8);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
@@ -208,20 +215,23 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     fence_shared_for_wgmma();
   };
   // ... and one thread adds the tile's rows inside the sequence (contiguous in dq_accum too).
-  auto add_staged_dq = [&](int m) {
+  auto add_staged_dq = [&](int step) {
     if (threadIdx.x == 0) {
-      const int rows = min(kBlockM, seq - m * kBlockM);
-      bulk_reduce_add_f32(dq_accum + static_cast<size_t>(m) * kBlockM * kHeadDim, sDq, rows * kHeadDim * 4);
+      const QueryStep at = query_step(step, m_first, tiles_per_head);
+      const int rows = min(kBlockM, seq - at.m * kBlockM);
+      const size_t first_row = static_cast<size_t>(at.head) * seq + static_cast<size_t>(at.m) * kBlockM;
+      bulk_reduce_add_f32(dq_accum + first_row * kHeadDim, sDq, rows * kHeadDim * 4);
     }
   };
 
-  for (int m = m_first; m < m_end; ++m) {
-    const int buffer = (m - m_first) % kQueryBuffers;
+  for (int step = 0; step < steps; ++step) {
+    const int m = query_step(step, m_first, tiles_per_head).m;
+    const int buffer = step % kQueryBuffers;
     cp_async_wait_all();
     fence_shared_for_wgmma();  // this thread's copies of tile m, visible to the tensor cores
-    __syncthreads();           // everyone's; and tile m-1's products (its buffers) are done
-    if (m > m_first) add_staged_dq(m - 1);
-    if (m + 1 < m_end) load_query_tile(m + 1);
+    __syncthreads();           // everyone's; and the previous step's products (its buffers) are done
+    if (step > 0) add_staged_dq(step - 1);
+    if (step + 1 < steps) load_query_tile(step + 1);
     const std::uint64_t q_desc = q_desc0 + buffer * kBufferStep, do_desc = do_desc0 + buffer * kBufferStep;
     const float* tile_lse = sLse + buffer * kBlockM;
     const float* tile_delta = sDelta + buffer * kBlockM;
@@ -312,13 +322,14 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
     // Every product of the tile completes here: one left in flight across the loop's back edge
     // makes ptxas serialise every wgmma (C7515).
     wgmma_wait<0>();
-    stage_dq();
+    stage_dq(step);
   }
   __syncthreads();
-  add_staged_dq(m_end - 1);
+  add_staged_dq(steps - 1);
   bulk_wait_all();
 
-  // Epilogue: dK carries the softmax scale; store rows inside the sequence.
+  // Epilogue: dK and dV (summed over the group) carry the softmax scale; store rows inside the
+  // sequence.
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = key + 8 * half;
@@ -340,15 +351,16 @@ flash_backward_sm90_kernel(const bf16* __restrict__ q, const bf16* __restrict__ 
 
 }  // namespace
 
-void launch_backward_sm90_d64(int heads, int seq, const void* q, const void* k, const void* v,
+void launch_backward_sm90_d64(int heads, int group, int seq, const void* q, const void* k, const void* v,
                               const void* d_out, const float* lse, const float* delta,
                               float* dq_accum, void* dk, void* dv, float scale, cudaStream_t stream) {
-  const dim3 grid(ceil_div(static_cast<size_t>(seq), kBlockN), static_cast<unsigned>(heads));
+  // One block per K/V head and key block; it walks its group's query heads.
+  const dim3 grid(ceil_div(static_cast<size_t>(seq), kBlockN), static_cast<unsigned>(heads / group));
   allow_shared_bytes(flash_backward_sm90_kernel, kSharedBytes);
   flash_backward_sm90_kernel<<<grid, kThreads, kSharedBytes, stream>>>(
       static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
       static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk), static_cast<bf16*>(dv), seq,
-      scale, scale * kLog2e);
+      group, scale, scale * kLog2e);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,7 +1,7 @@
 // Pieces both fused-attention backward engines (mma.sync in fused_attention.cu, wgmma in
 // flash_backward_sm90.cu) and the forward share: bf16 packing (and accumulators as the next
-// product's A operand), the softmax's log2 constants, the
-// longest-first block order, the backward's per-head pointers and the wgmma engine's dQ
+// product's A operand), the softmax's log2 constants, the longest-first block order, the
+// backward's per-head pointers and walk over a query group, and the wgmma engine's dQ
 // accumulator layout.
 #pragma once
 #include <cstddef>
@@ -54,19 +54,32 @@ __device__ __forceinline__ BlockWork block_work_longest_first() {
   return {linear / static_cast<int>(gridDim.y), linear % static_cast<int>(gridDim.y)};
 }
 
-// The backward kernels' pointers moved to head `head`: (heads, seq, head_dim) tensors and
-// (heads, seq) row statistics.
+// The backward kernels' pointers moved to K/V head `kv_head` (k, v, dk, dv) and to the first of
+// the `group` query heads that read it (q, d_out, dq_accum; lse and delta): (heads, seq,
+// head_dim) tensors and (heads, seq) row statistics, K/V-side tensors with heads / group heads.
 // (The kernels' parameters are __restrict__, so are these references.)
 using InBf16 = const bf16* __restrict__;
 using InF32 = const float* __restrict__;
-__device__ __forceinline__ void backward_pointers_at_head(int head, int seq, int head_dim, InBf16& q, InBf16& k,
-                                                          InBf16& v, InBf16& d_out, InF32& lse, InF32& delta,
-                                                          float* __restrict__& dq_accum, bf16* __restrict__& dk,
-                                                          bf16* __restrict__& dv) {
-  const size_t rows = static_cast<size_t>(head) * seq, elements = rows * head_dim;
-  q += elements, k += elements, v += elements, d_out += elements;
-  dq_accum += elements, dk += elements, dv += elements;
-  lse += rows, delta += rows;
+__device__ __forceinline__ void backward_pointers_at_kv_head(int kv_head, int group, int seq, int head_dim,
+                                                             InBf16& q, InBf16& k, InBf16& v, InBf16& d_out,
+                                                             InF32& lse, InF32& delta, float* __restrict__& dq_accum,
+                                                             bf16* __restrict__& dk, bf16* __restrict__& dv) {
+  const size_t kv_elements = static_cast<size_t>(kv_head) * seq * head_dim;
+  const size_t query_rows = static_cast<size_t>(kv_head) * group * seq, query_elements = query_rows * head_dim;
+  q += query_elements, d_out += query_elements, dq_accum += query_elements;
+  lse += query_rows, delta += query_rows;
+  k += kv_elements, v += kv_elements, dk += kv_elements, dv += kv_elements;
+}
+
+// A backward block walks the query tiles m_first.. of each of its group's query heads in turn,
+// one pipeline for all, so dK and dV sum over the group in registers (no atomics, no scratch).
+// Step `step` of the walk: query head `head` within the group, query tile `m`.
+struct QueryStep {
+  int head;
+  int m;
+};
+__device__ __forceinline__ QueryStep query_step(int step, int m_first, int tiles_per_head) {
+  return {step / tiles_per_head, m_first + step % tiles_per_head};
 }
 
 }  // namespace oomlab::ops::cuda::flash

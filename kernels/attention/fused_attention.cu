@@ -20,6 +20,10 @@
 // rounds dQ to bf16. Both directions hand out the longest causal blocks of every head first.
 // On Hopper (sm_90a build, compute 9.0) the backward's main pass for D = 64 is
 // flash_backward_sm90.cu's wgmma kernel instead (same algorithm, same scratch).
+// Grouped-query attention (k, v of heads / group heads): the forward's block for query head h
+// reads K/V head h / group; a backward block owns one K/V head's keys and walks the query tiles
+// of each of its group's query heads in turn (flash::query_step), so dK and dV sum over the
+// group in registers: no atomics on them, no scratch beyond multi-head attention's.
 // Scratch: delta (heads, T) f32 and the dQ accumulator (heads, T, D) f32: linear in T.
 // Fragments come from padded shared rows (row stride = 16 bytes mod 128) through ldmatrix,
 // which keeps every 8-row access conflict-free.
@@ -52,7 +56,9 @@ using detail::ldmatrix_x4;
 using detail::mma_16816;
 
 using flash::accumulators_to_a;
-using flash::backward_pointers_at_head;
+using flash::backward_pointers_at_kv_head;
+using flash::query_step;
+using flash::QueryStep;
 using flash::BlockWork;
 using flash::block_work_longest_first;
 using flash::kLn2;
@@ -161,7 +167,7 @@ struct ForwardTiles {
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads)
 flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
-                     bf16* __restrict__ out, float* __restrict__ lse, int seq, float scale_log2) {
+                     bf16* __restrict__ out, float* __restrict__ lse, int seq, int group, float scale_log2) {
 #if OOMLAB_IMAGE_SM80
   using Tiles = ForwardTiles<kHeadDim>;
   constexpr int kRowTiles = Tiles::kRowTiles;
@@ -178,7 +184,8 @@ flash_forward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, con
   const int m_block = gridDim.x - 1 - work.rank;  // the last rows see the most keys
   const int m0 = m_block * kBlockM;
   const size_t head = static_cast<size_t>(work.head) * seq * kHeadDim;
-  q += head; k += head; v += head; out += head;
+  const size_t kv_head = static_cast<size_t>(work.head / group) * seq * kHeadDim;  // grouped-query
+  q += head; k += kv_head; v += kv_head; out += head;
   lse += static_cast<size_t>(work.head) * seq;
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
   // Row tile r of this warp starts at warp_row0 + 16 r; this thread holds rows +g and +g+8.
@@ -394,7 +401,8 @@ __global__ void __launch_bounds__(kThreads)
 flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                       const bf16* __restrict__ d_out, const float* __restrict__ lse,
                       const float* __restrict__ delta, float* __restrict__ dq_accum,
-                      bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, float scale, float scale_log2) {
+                      bf16* __restrict__ dk, bf16* __restrict__ dv, int seq, int group, float scale,
+                      float scale_log2) {
 #if OOMLAB_IMAGE_SM80
   using Tiles = BackwardTiles<kHeadDim>;
   constexpr int kRowTiles = Tiles::kRowTiles;
@@ -422,7 +430,7 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
 
   const BlockWork work = block_work_longest_first();
   const int n0 = work.rank * kBlockN;  // the first keys see the most queries
-  backward_pointers_at_head(work.head, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
+  backward_pointers_at_kv_head(work.head, group, seq, kHeadDim, q, k, v, d_out, lse, delta, dq_accum, dk, dv);
   const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
   // Key row tile r of this warp starts at warp_key0 + 16 r; this thread holds rows +g and +g+8.
   const int warp_key0 = n0 + warp * 16 * kRowTiles;
@@ -431,24 +439,34 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
   // Causal: query tiles from the one holding key n0 to the end.
   const int m_first = n0 / kBlockM;
   const int m_end = (seq + kBlockM - 1) / kBlockM;
+  // Those tiles of every query head of the group, one after another (flash::query_step).
+  const int tiles_per_head = m_end - m_first, steps = group * tiles_per_head;
 
-  // Q, dO, lse and delta of query tile m into buffer `buffer`, one cp.async group (rows past
-  // the end are zero-filled).
-  auto load_query_tile = [&](int m, int buffer) {
-    load_tile_async<kBlockM, kHeadDim>(sQ + buffer * Tiles::kQueryTileElems, kLd, q, m * kBlockM, seq);
-    load_tile_async<kBlockM, kHeadDim>(sdO + buffer * Tiles::kQueryTileElems, kLd, d_out, m * kBlockM, seq);
+  // Q, dO, lse and delta of step `step`'s query tile into buffer `buffer`, one cp.async group
+  // (rows past the end are zero-filled).
+  auto load_query_tile = [&](int step, int buffer) {
+    const QueryStep at = query_step(step, m_first, tiles_per_head);
+    const size_t rows = static_cast<size_t>(at.head) * seq, elements = rows * kHeadDim;
+    const int m = at.m;
+    load_tile_async<kBlockM, kHeadDim>(sQ + buffer * Tiles::kQueryTileElems, kLd, q + elements, m * kBlockM, seq);
+    load_tile_async<kBlockM, kHeadDim>(sdO + buffer * Tiles::kQueryTileElems, kLd, d_out + elements, m * kBlockM,
+                                       seq);
     for (int i = threadIdx.x; i < 2 * kBlockM; i += kThreads) {
       const int local = i % kBlockM, query = m * kBlockM + local;
       const bool valid = query < seq;
-      const float* source = (i < kBlockM ? lse : delta) + (valid ? query : 0);
+      const float* source = (i < kBlockM ? lse : delta) + rows + (valid ? query : 0);
       cp_async_4((i < kBlockM ? sLse : sDelta) + buffer * kBlockM + local, source, valid);
     }
     cp_async_commit();
   };
 
-  // dQ[m * kBlockM + ...] += dS K over this block's keys, dS^T of query tile m in `tile_ds`:
-  // A(query, key) = tile_ds[key][query], B = K[key][d]. `valid` false adds nothing.
-  auto add_dq = [&](int m, const bf16* tile_ds, bool valid) {
+  // dQ[m * kBlockM + ...] of step `step`'s head and tile m += dS K over this block's keys, dS^T
+  // of that tile in `tile_ds`: A(query, key) = tile_ds[key][query], B = K[key][d]. `valid` false
+  // adds nothing.
+  auto add_dq = [&](int step, const bf16* tile_ds, bool valid) {
+    const QueryStep at = query_step(step, m_first, tiles_per_head);
+    const int m = at.m;
+    float* head_dq_accum = dq_accum + static_cast<size_t>(at.head) * seq * kHeadDim;
     const int row_tile = warp % kQuerySteps;
     const int d_first = warp / kQuerySteps * kDqTiles;
     float dq_acc[kDqTiles][4];
@@ -467,17 +485,17 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
     for (int d = 0; d < kDqTiles; ++d) {
       const int col = (d_first + d) * 8 + 2 * t;
       if (valid && query_a < seq) {
-        atomic_add_pair(dq_accum + static_cast<size_t>(query_a) * kHeadDim + col, dq_acc[d][0], dq_acc[d][1]);
+        atomic_add_pair(head_dq_accum + static_cast<size_t>(query_a) * kHeadDim + col, dq_acc[d][0], dq_acc[d][1]);
       }
       if (valid && query_b < seq) {
-        atomic_add_pair(dq_accum + static_cast<size_t>(query_b) * kHeadDim + col, dq_acc[d][2], dq_acc[d][3]);
+        atomic_add_pair(head_dq_accum + static_cast<size_t>(query_b) * kHeadDim + col, dq_acc[d][2], dq_acc[d][3]);
       }
     }
   };
 
   load_tile_async<kBlockN, kHeadDim>(sK, kLd, k, n0, seq);
   load_tile_async<kBlockN, kHeadDim>(sV, kLd, v, n0, seq);
-  load_query_tile(m_first, 0);  // one group with K and V
+  load_query_tile(0, 0);  // one group with K and V
   // The first iteration's "previous tile" reads dS buffer 1: zeros, not stale bits.
   for (int i = threadIdx.x; i < Tiles::kDsTileElems / 2; i += kThreads) {
     reinterpret_cast<uint32_t*>(sdS + Tiles::kDsTileElems)[i] = 0u;
@@ -490,16 +508,18 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
     }
   }
 
-  for (int m = m_first; m < m_end; ++m) {
-    const int buffer = (m - m_first) & 1;
+  for (int step = 0; step < steps; ++step) {
+    const int m = query_step(step, m_first, tiles_per_head).m;
+    const int buffer = step & 1;
     cp_async_wait_all();
-    __syncthreads();  // tile m and dS^T of tile m-1 visible; every warp is done with tile m-1's
-                      // Q/dO buffer and with the dS^T buffer written below (read for tile m-2)
-    if (m + 1 < m_end) load_query_tile(m + 1, buffer ^ 1);
-    // dQ of the previous tile: its dS^T is complete since the barrier above, and the product is
+    __syncthreads();  // tile m and dS^T of the previous step visible; every warp is done with the
+                      // previous step's Q/dO buffer and with the dS^T buffer written below (read
+                      // two steps ago)
+    if (step + 1 < steps) load_query_tile(step + 1, buffer ^ 1);
+    // dQ of the previous step: its dS^T is complete since the barrier above, and the product is
     // independent of this tile's math, so the two interleave.
     // (1 barrier per tile instead of 2: measured 206 vs 199 TFLOP/s fwd+bwd at T = 4096.)
-    add_dq(m - 1, sdS + (buffer ^ 1) * Tiles::kDsTileElems, m > m_first);
+    add_dq(step > 0 ? step - 1 : 0, sdS + (buffer ^ 1) * Tiles::kDsTileElems, step > 0);
     bf16* tile_ds = sdS + buffer * Tiles::kDsTileElems;
     const bf16* tile_q = sQ + buffer * Tiles::kQueryTileElems;
     const bf16* tile_do = sdO + buffer * Tiles::kQueryTileElems;
@@ -626,9 +646,10 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
     }
   }
   __syncthreads();  // the last tile's dS^T complete
-  add_dq(m_end - 1, sdS + ((m_end - 1 - m_first) & 1) * Tiles::kDsTileElems, true);
+  add_dq(steps - 1, sdS + ((steps - 1) & 1) * Tiles::kDsTileElems, true);
 
-  // Epilogue: dK carries the softmax scale; store rows inside the sequence.
+  // Epilogue: dK and dV (summed over the group) carry the softmax scale; store rows inside the
+  // sequence.
   for (int r = 0; r < kRowTiles; ++r) {
     const int key_a = warp_key0 + 16 * r + g, key_b = key_a + 8;
     for (int d = 0; d < kOutTiles; ++d) {
@@ -664,7 +685,7 @@ void launch_forward(AttentionShape s, const void* q, const void* k, const void* 
   allow_shared_bytes(flash_forward_kernel<kHeadDim>, Tiles::kSharedBytes);
   flash_forward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
       static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
-      static_cast<bf16*>(out), lse, static_cast<int>(s.seq), scale_log2);
+      static_cast<bf16*>(out), lse, static_cast<int>(s.seq), static_cast<int>(s.group), scale_log2);
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -683,16 +704,17 @@ void launch_backward(AttentionShape s, const void* q, const void* k, const void*
 
   const bool on_wgmma = kHeadDim == 64 && detail::device_runs_wgmma();
   if (on_wgmma) {
-    flash::launch_backward_sm90_d64(static_cast<int>(s.heads), static_cast<int>(s.seq), q, k, v, d_out, lse,
-                                    delta, dq_accum, dk, dv, scale, stream);
+    flash::launch_backward_sm90_d64(static_cast<int>(s.heads), static_cast<int>(s.group), static_cast<int>(s.seq),
+                                    q, k, v, d_out, lse, delta, dq_accum, dk, dv, scale, stream);
   } else {
     using Tiles = BackwardTiles<kHeadDim>;
-    const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockN), static_cast<unsigned>(s.heads));
+    // One block per K/V head and key block; it walks its group's query heads.
+    const dim3 grid(ceil_div(static_cast<size_t>(s.seq), Tiles::kBlockN), static_cast<unsigned>(s.heads / s.group));
     allow_shared_bytes(flash_backward_kernel<kHeadDim>, Tiles::kSharedBytes);
     flash_backward_kernel<kHeadDim><<<grid, kThreads, Tiles::kSharedBytes, stream>>>(
         static_cast<const bf16*>(q), static_cast<const bf16*>(k), static_cast<const bf16*>(v),
         static_cast<const bf16*>(d_out), lse, delta, dq_accum, static_cast<bf16*>(dk),
-        static_cast<bf16*>(dv), static_cast<int>(s.seq), scale, scale * kLog2e);
+        static_cast<bf16*>(dv), static_cast<int>(s.seq), static_cast<int>(s.group), scale, scale * kLog2e);
     OOMLAB_CUDA_CHECK_LAUNCH();
   }
 

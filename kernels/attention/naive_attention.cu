@@ -1,6 +1,12 @@
-// Naive causal attention on cuda: cuBLAS strided-batched GEMMs over the B*H heads, with the
+// Naive causal attention on cuda: cuBLAS strided-batched GEMMs over the B*Hkv K/V heads, with the
 // (T, T) scores materialised in the caller's `probs` (that buffer is the T^2 memory story), and
 // two small row kernels: the causal softmax and its backward.
+// Grouped-query attention costs no copy and no extra call: a K/V head's `group` query heads are
+// adjacent, so their Q (and dO, dQ, P, dS) form one contiguous (group * T, D) or (group * T, T)
+// matrix. Each batch entry is then one K/V head: S = Q_g K^T has group * T rows, and dK = dS_g^T Q_g
+// and dV = P_g^T dO_g run k over group * T, which is the sum over the group's heads (in the
+// GEMM's f32 accumulator). group = 1 gives exactly the multi-head calls.
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -159,6 +165,23 @@ void launch_causal_softmax_backward(AttentionShape s, const void* probs, void* g
   OOMLAB_CUDA_CHECK_LAUNCH();
 }
 
+// The GEMMs' sizes: one batch entry per K/V head, `rows` = group * T query rows in it.
+struct GroupedSizes {
+  int T, D, rows, kv_heads;
+  long long td, tt, group_td, group_tt;  // element strides of a K/V head's and a group's blocks
+};
+
+GroupedSizes grouped_sizes(AttentionShape s) {
+  if (s.group < 1 || s.heads % s.group != 0 || s.group * s.seq > INT_MAX) {
+    throw std::invalid_argument("naive attention: group " + std::to_string(s.group) + " of " +
+                                std::to_string(s.heads) + " heads at T " + std::to_string(s.seq));
+  }
+  const int T = static_cast<int>(s.seq), D = static_cast<int>(s.head_dim);
+  const long long td = 1LL * T * D, tt = 1LL * T * T;
+  return {T, D, static_cast<int>(s.group * s.seq), static_cast<int>(s.heads / s.group), td, tt,
+          s.group * td, s.group * tt};
+}
+
 }  // namespace
 
 void naive_attention_forward(AttentionShape s, bool is_bf16, const void* q, const void* k,
@@ -167,15 +190,15 @@ void naive_attention_forward(AttentionShape s, bool is_bf16, const void* q, cons
   cublasHandle_t handle = cublas_handle_for_current_device();
   check_cublas(cublasSetStream(handle, cuda_stream), "cublasSetStream");
   const cudaDataType type = is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
-  const int T = static_cast<int>(s.seq), D = static_cast<int>(s.head_dim);
-  const long long td = 1LL * T * D, tt = 1LL * T * T;
-  const int heads = static_cast<int>(s.heads);
-  // S = Q K^T (T x T), unscaled: the softmax kernel applies the scale in f32.
-  gemm_batched(handle, {false, true, T, T, D, q, D, td, k, D, td, probs, T, tt}, heads, type);
+  const GroupedSizes z = grouped_sizes(s);
+  // S = Q K^T (group T x T), unscaled: the softmax kernel applies the scale in f32.
+  gemm_batched(handle, {false, true, z.rows, z.T, z.D, q, z.D, z.group_td, k, z.D, z.td, probs, z.T, z.group_tt},
+               z.kv_heads, type);
   if (is_bf16) launch_causal_softmax<__nv_bfloat16>(s, probs, cuda_stream);
   else launch_causal_softmax<float>(s, probs, cuda_stream);
-  // O = P V (T x D)
-  gemm_batched(handle, {false, false, T, D, T, probs, T, tt, v, D, td, out, D, td}, heads, type);
+  // O = P V (group T x D)
+  gemm_batched(handle, {false, false, z.rows, z.D, z.T, probs, z.T, z.group_tt, v, z.D, z.td, out, z.D, z.group_td},
+               z.kv_heads, type);
 }
 
 void naive_attention_backward(AttentionShape s, bool is_bf16, const void* q, const void* k,
@@ -185,18 +208,21 @@ void naive_attention_backward(AttentionShape s, bool is_bf16, const void* q, con
   cublasHandle_t handle = cublas_handle_for_current_device();
   check_cublas(cublasSetStream(handle, cuda_stream), "cublasSetStream");
   const cudaDataType type = is_bf16 ? CUDA_R_16BF : CUDA_R_32F;
-  const int T = static_cast<int>(s.seq), D = static_cast<int>(s.head_dim);
-  const long long td = 1LL * T * D, tt = 1LL * T * T;
-  const int heads = static_cast<int>(s.heads);
-  // dV = P^T dO (T x D)
-  gemm_batched(handle, {true, false, T, D, T, probs, T, tt, d_out, D, td, dv, D, td}, heads, type);
-  // dP = dO V^T (T x T) into the workspace, then dS in place
-  gemm_batched(handle, {false, true, T, T, D, d_out, D, td, v, D, td, workspace, T, tt}, heads, type);
+  const GroupedSizes z = grouped_sizes(s);
+  // dV = P^T dO (T x D), k over the group's query rows
+  gemm_batched(handle, {true, false, z.T, z.D, z.rows, probs, z.T, z.group_tt, d_out, z.D, z.group_td, dv, z.D, z.td},
+               z.kv_heads, type);
+  // dP = dO V^T (group T x T) into the workspace, then dS in place
+  gemm_batched(handle, {false, true, z.rows, z.T, z.D, d_out, z.D, z.group_td, v, z.D, z.td, workspace, z.T, z.group_tt},
+               z.kv_heads, type);
   if (is_bf16) launch_causal_softmax_backward<__nv_bfloat16>(s, probs, workspace, cuda_stream);
   else launch_causal_softmax_backward<float>(s, probs, workspace, cuda_stream);
-  // dQ = dS K, dK = dS^T Q (T x D); dS already carries the scale
-  gemm_batched(handle, {false, false, T, D, T, workspace, T, tt, k, D, td, dq, D, td}, heads, type);
-  gemm_batched(handle, {true, false, T, D, T, workspace, T, tt, q, D, td, dk, D, td}, heads, type);
+  // dQ = dS K (group T x D), dK = dS^T Q (T x D, k over the group's query rows); dS already
+  // carries the scale
+  gemm_batched(handle, {false, false, z.rows, z.D, z.T, workspace, z.T, z.group_tt, k, z.D, z.td, dq, z.D, z.group_td},
+               z.kv_heads, type);
+  gemm_batched(handle, {true, false, z.T, z.D, z.rows, workspace, z.T, z.group_tt, q, z.D, z.group_td, dk, z.D, z.td},
+               z.kv_heads, type);
 }
 
 }  // namespace oomlab::ops::cuda
