@@ -11,12 +11,11 @@ constexpr int kPerThread = kAdam8BitBlock / kThreads;
 static_assert(kAdam8BitBlock % kThreads == 0);
 
 __device__ float block_max(float value, float* scratch) {
-  for (int offset = 16; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  value = warp_max(value);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) scratch[warp] = value;
   __syncthreads();
-  value = lane < kThreads / 32 ? scratch[lane] : 0.0f;
-  for (int offset = 16; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  value = warp_max(lane < kThreads / 32 ? scratch[lane] : 0.0f);
   __syncthreads();  // scratch is reused by the next reduction
   return value;
 }
