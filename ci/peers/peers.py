@@ -12,7 +12,8 @@ Sections (--only, comma-separated; default gpt2,sdpa,conv, about 3-4 minutes on 
   sdpa      F.scaled_dot_product_attention, causal bf16, B4 H12 D64, T 1024/4096/16384: forward,
             forward+backward, backward alone (after one forward, retain_graph), with attention_bench's
             FLOP formula (forward 4*B*H*T*T*D/2, backward 2.5x, both 3.5x); the default backend and
-            cuDNN's and flash's where they run.
+            cuDNN's and flash's where they run; each timed as a CUDA graph replay (kernel time, as
+            attention_bench times ours), eagerly only where capture fails.
   conv      torch conv2d (cuDNN, benchmark mode, channels_last, TF32 for f32) at conv_bench's five
             problems, bf16 and f32, forward / backward-data / backward-weight / all three (the same
             FLOP formula: 2*N*P*Q*K*R*S*C a pass).
@@ -110,6 +111,24 @@ def event_ms(torch, fn, iterations):
     end.record()
     end.synchronize()
     return start.elapsed_time(end) / iterations
+
+
+def as_graph(torch, fn):
+    """`fn` captured once as a CUDA graph, replayed by the returned function: what the GPU does,
+    without Python's and autograd's launch overhead. A short SDPA call (40 us forward at T=1k)
+    is otherwise timed as the host's speed, not the kernels' (that is why the peers' SDPA
+    forward+backward at T=1k once read 116.5 TFLOP/s, against 189.7 with kernel times)."""
+    fn()  # warm-up outside the capture: lazy initialisation, autotuning
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            fn()
+    except Exception as error:  # a backend that cannot be captured is timed eagerly, and says so
+        log(f"  no CUDA graph ({reason_of(error)}): timed eagerly")
+        torch.cuda.synchronize()
+        return fn
+    return graph.replay
 
 
 def kernel_reps(torch, fn, reps, min_time_s):
@@ -267,9 +286,10 @@ def section_sdpa(torch, args):
 
                         def fn():
                             torch.autograd.grad(out, (qg, kg, vg), d_out, retain_graph=True)
-                    times = kernel_reps(torch, fn, args.reps, args.min_time)
+                    times = kernel_reps(torch, as_graph(torch, fn), args.reps, args.min_time)
                     add_rows(run_name, [{"real_time": ms, "TFLOP/s": forward_flops * factor / (ms / 1e3) / 1e12}
-                                        for ms in times], label=f"B{batch} H{heads} D{dim} causal bf16", **row)
+                                        for ms in times], label=f"B{batch} H{heads} D{dim} causal bf16, CUDA graph",
+                             **row)
         del q, k, v, d_out
 
 
