@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "scenarios/models/transformer/model_choice.hpp"
+
 namespace oomlab::scenarios {
 namespace {
 
@@ -28,8 +30,10 @@ std::string preset_name(const model::TransformerConfig& config) {
 
 std::vector<KnobSpec> training_knob_specs() {
   return {
-      KnobSpec::choice("model", "transformer preset (shapes only: no weights are downloaded)",
-                       model::transformer_preset_names()),
+      KnobSpec::choice_or("model", "the model's shapes (no weights are downloaded): a preset (oomlab list --models) or "
+                                   "your model's Hugging Face config.json",
+                          model::transformer_preset_names(), "a config.json or the folder holding one",
+                          [](const std::string& path) { return model::recorded_model_choice(path); }),
       KnobSpec::integer("batch", "sequences per optimizer step (split over micro_batches, and over the gpus "
                                  "when sharded)",
                         1, 1 << 20),
@@ -49,8 +53,10 @@ std::vector<KnobSpec> training_knob_specs() {
       KnobSpec::choice("targets", "LoRA: the projections with adapters (attention: q/k/v and output; mlp: "
                                   "gate/up/down or fc/proj)",
                        {"all", "attention", "mlp"}),
-      KnobSpec::boolean("quantize_base", "LoRA: the frozen base's projections in int8 (per-row absmax), "
-                                         "dequantised at each use (needs rank > 0)"),
+      KnobSpec::choice("quantize_base", "LoRA: the frozen base's projections quantised, dequantised at each use "
+                                        "(needs rank > 0): true = int8 per-row absmax, nf4 = QLoRA's 4-bit "
+                                        "NormalFloat (blocks of 64, double-quantised scales)",
+                       {"false", "true", "nf4"}),
       KnobSpec::boolean("shard", "ZeRO-3 / FSDP: parameters, gradients and optimizer state sharded over `gpus` "
                                  "ranks, each layer gathered whole only while it runs"),
       KnobSpec::integer("gpus", "ranks the model is sharded over (needs shard=true when > 1; dry simulates any "
@@ -71,7 +77,7 @@ std::map<std::string, std::string> training_knob_values(const TrainingPlan& plan
           {"optimizer", plan.options.adam_8bit ? "adamw8bit" : "adamw"},
           {"rank", std::to_string(plan.options.lora.rank)},
           {"targets", model::lora_targets_name(plan.options.lora.targets)},
-          {"quantize_base", plan.options.lora.int8_base ? "true" : "false"},
+          {"quantize_base", plan.options.lora.nf4_base ? "nf4" : plan.options.lora.int8_base ? "true" : "false"},
           {"shard", plan.options.shard_ranks > 0 ? "true" : "false"},
           {"gpus", std::to_string(std::max(1, plan.options.shard_ranks))}};
 }
@@ -94,7 +100,7 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
                                 std::to_string(micro_batches) + ": each micro-batch takes batch / micro_batches sequences");
   }
   const std::int64_t seq = knobs.integer("seq");
-  model::TransformerConfig config = model::transformer_preset(knobs.text("model"));
+  model::TransformerConfig config = model::resolve_model(knobs.text("model"));
   // Learned positions need a row per position: a longer sequence gets a longer table, as
   // long_context's preset does (LLaMA-style models have no table).
   if (config.is_gpt2() && seq > config.max_seq) config = model::with_max_seq(config, seq);
@@ -117,10 +123,13 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
   plan.options.lora.targets = targets == "attention" ? model::LoraTargets::attention
                               : targets == "mlp"     ? model::LoraTargets::mlp
                                                      : model::LoraTargets::all;
-  plan.options.lora.int8_base = knobs.boolean("quantize_base");
-  if (plan.options.lora.int8_base && !plan.options.lora.enabled()) {
-    throw std::invalid_argument("quantize_base=true freezes the base in int8: it needs LoRA adapters to train "
-                                "(set rank > 0, e.g. rank=16)");
+  const std::string quantize = knobs.text("quantize_base");
+  plan.options.lora.int8_base = quantize == "true";
+  plan.options.lora.nf4_base = quantize == "nf4";
+  if (plan.options.lora.quantized_base() && !plan.options.lora.enabled()) {
+    throw std::invalid_argument("quantize_base=" + quantize + " freezes the base " +
+                                (quantize == "nf4" ? "in 4 bits" : "in int8") +
+                                ": it needs LoRA adapters to train (set rank > 0, e.g. rank=16)");
   }
   plan.options.shard_ranks = knobs.boolean("shard") ? gpus : 0;
   if (plan.options.shard_ranks > 0 && (plan.options.lora.enabled() || plan.options.offload_optimizer)) {

@@ -123,6 +123,11 @@ void run_training(const TrainingPlan& plan, RunContext& context) {
   const auto log = [&](const std::string& line) { context.note(line); };
   const int ranks = std::max(1, plan.options.shard_ranks);
   context.note(model::describe_memory_plan(plan.config, plan.options, plan.micro_batch, plan.seq));
+  if (plan.config.sliding_window > 0 && plan.seq > plan.config.sliding_window) {
+    context.note(plan.config.name + "'s sliding_window " + std::to_string(plan.config.sliding_window) +
+                 " is not modelled: attention here is full causal over T = " + std::to_string(plan.seq) +
+                 " (the same memory with fused attention; naive's T x T scores are what a window would cut)");
+  }
   context.set_metric("planned_activation_bytes",
                      static_cast<double>(model::block_activation_bytes(plan.config, plan.options,
                                                                        plan.micro_batch, plan.seq) *

@@ -101,35 +101,45 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
   }
   // Seeded init in f32, a layer's slice at a time: a bf16/f16 or int8 parameter is rounded through
   // one f32 staging tensor of a layer's size, so the init's transient stays small next to the
-  // model (a 7B card with 1.5 GiB to spare still starts). Dry makes the same staging allocations
-  // but writes no values.
+  // model (a 7B card with 1.5 GiB to spare still starts). An unstacked tensor past
+  // kMaxStagingBytes in f32 (a 128k-vocabulary embedding: 2 GiB) is staged a run of rows at a
+  // time, so the init never needs more than the training step does. Dry makes the same staging
+  // allocations but writes no values.
+  constexpr std::int64_t kMaxStagingBytes = std::int64_t{1} << 30;
   std::uint64_t tensor_seed = std::uint64_t{seed} << 32;
   // A shard holds its rows of the piece with the values the unsharded model has there.
   for (const ParameterSpec& spec : specs_) {
     const bool stacked = stacked_per_layer(spec);
     const std::int64_t piece_numel = shape_numel(piece_shape(spec));
+    const std::int64_t piece_rows = piece_shape(spec)[0];
+    const std::int64_t row_elements = piece_numel / piece_rows;
     for (std::int64_t l = 0; l < (stacked ? config_.layers : 1); ++l) {
       Tensor target = sharded() ? shard_of(spec, stacked ? l : -1)
                                 : (stacked ? layer_slice(params_.*spec.member, l) : params_.*spec.member);
-      // An nf4 target is packed (two codes a byte): its values are staged at the layer's shape.
-      Tensor staging = target.dtype() == DType::f32
-                           ? target
-                           : Tensor::empty(device_, stored_nf4(spec, options_) ? piece_shape(spec) : target.shape(),
-                                           DType::f32, Tag::workspace);
-      if (!device_.is_dry()) {
-        const std::int64_t rows = piece_shape(spec)[0];
-        const std::int64_t first_row = sharded() ? shard_rows(rows, group_.rank, options_.shard_ranks).begin : 0;
-        const std::int64_t row_elements = piece_numel / rows;
-        initialize_f32(staging, spec, config_, tensor_seed,
-                       static_cast<std::uint64_t>(l * piece_numel + first_row * row_elements));
-      }
-      if (stored_int8(spec, options_)) {
-        Tensor scales = projections_.scales(*projection_of(spec), l);
-        ops::quantize_int8_rowwise(target, scales, staging);
-      } else if (stored_nf4(spec, options_)) {
-        projections_.quantize_nf4(*projection_of(spec), l, target, staging);
-      } else if (target.dtype() != DType::f32) {
-        ops::cast(target, staging);
+      const std::int64_t first_row = sharded() ? shard_rows(piece_rows, group_.rank, options_.shard_ranks).begin : 0;
+      const bool quantised = stored_int8(spec, options_) || stored_nf4(spec, options_);
+      const std::int64_t rows = target.dim(0);
+      const std::int64_t rows_per_staging =
+          quantised || target.numel() * 4 <= kMaxStagingBytes ? rows : std::max<std::int64_t>(1, kMaxStagingBytes / (row_elements * 4));
+      for (std::int64_t begin = 0; begin < rows; begin += rows_per_staging) {
+        Tensor part = rows_per_staging == rows ? target : target.slice(begin, std::min(rows, begin + rows_per_staging));
+        // An nf4 target is packed (two codes a byte): its values are staged at the layer's shape.
+        Tensor staging = part.dtype() == DType::f32
+                             ? part
+                             : Tensor::empty(device_, stored_nf4(spec, options_) ? piece_shape(spec) : part.shape(),
+                                             DType::f32, Tag::workspace);
+        if (!device_.is_dry()) {
+          initialize_f32(staging, spec, config_, tensor_seed,
+                         static_cast<std::uint64_t>(l * piece_numel + (first_row + begin) * row_elements));
+        }
+        if (stored_int8(spec, options_)) {
+          Tensor scales = projections_.scales(*projection_of(spec), l);
+          ops::quantize_int8_rowwise(part, scales, staging);
+        } else if (stored_nf4(spec, options_)) {
+          projections_.quantize_nf4(*projection_of(spec), l, part, staging);
+        } else if (part.dtype() != DType::f32) {
+          ops::cast(part, staging);
+        }
       }
     }
     ++tensor_seed;
