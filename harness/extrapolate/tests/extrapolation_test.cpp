@@ -1,0 +1,158 @@
+#include "harness/extrapolate/extrapolation.hpp"
+
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "harness/extrapolate/tests/recordings.hpp"
+
+namespace oomlab::extrapolate {
+namespace {
+
+using testing::extrapolate_batches;
+using testing::TrainingShape;
+using testing::training_program;
+
+// Sizes of the synthesised trace's allocs, in order.
+std::vector<std::uint64_t> alloc_sizes(const replay::DeviceEvents& events) {
+  std::vector<std::uint64_t> sizes;
+  for (const replay::ReplayEvent& e : events.events) {
+    if (e.kind == replay::ReplayEventKind::alloc) sizes.push_back(e.size);
+  }
+  return sizes;
+}
+
+TEST(Extrapolation, AffineSizesAreExactAtAnyBatch) {
+  const Extrapolation model = extrapolate_batches({1, 2});
+  EXPECT_TRUE(model.exact());
+  EXPECT_EQ(model.reference, 1u) << "the largest batch is the reference";
+  EXPECT_EQ(model.allocs, 7u);
+  EXPECT_EQ(model.fitted, 7u);
+  EXPECT_EQ(model.checked, 0u) << "two points determine a line: nothing checked it";
+  // The trace at 8 is the program's own at 8, request for request (sizes as asked, unrounded).
+  std::vector<std::uint64_t> truth;
+  const testing::SyntheticProgram at_8 = training_program(8);
+  for (const replay::TraceEntry& e : at_8.snapshot().device_traces[0]) {
+    if (e.action == replay::TraceAction::alloc) truth.push_back(e.size);
+  }
+  EXPECT_EQ(alloc_sizes(synthesise(model, 8)), truth);
+  EXPECT_EQ(alloc_sizes(synthesise(model, 8))[1], 4u * 1000u * 8u + 12u) << "an odd size: not rounded to 512";
+}
+
+TEST(Extrapolation, ThirdRecordingChecksEveryLine) {
+  const Extrapolation model = extrapolate_batches({4, 1, 2});
+  EXPECT_EQ(model.reference, 0u);
+  EXPECT_EQ(model.checked, model.fitted);
+  EXPECT_TRUE(model.exact());
+}
+
+TEST(Extrapolation, QuadraticSizesFromThreeRecordings) {
+  TrainingShape shape;
+  shape.quadratic = true;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, shape);
+  EXPECT_TRUE(model.exact());
+  EXPECT_EQ(model.fitted_quadratic, 2u) << "the attention scores of both steps";
+  std::vector<std::uint64_t> truth;
+  const testing::SyntheticProgram at_16 = training_program(16, shape);
+  for (const replay::TraceEntry& e : at_16.snapshot().device_traces[0]) {
+    if (e.action == replay::TraceAction::alloc) truth.push_back(e.size);
+  }
+  EXPECT_EQ(alloc_sizes(synthesise(model, 16)), truth);
+}
+
+TEST(Extrapolation, SizesNoLineFitsAreListedWithTheirSite) {
+  TrainingShape shape;
+  shape.quadratic = true;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, shape, FitMode::affine);
+  EXPECT_FALSE(model.exact());
+  ASSERT_EQ(model.unfitted.size(), 2u);
+  EXPECT_EQ(model.unfitted[0].site, "model.py:30 attention");
+  EXPECT_NE(model.unfitted[0].what.find("batch=1,2,4"), std::string::npos) << model.unfitted[0].what;
+  // Estimated on the line through batch 2 and 4, never below what batch 4 asked for.
+  const std::vector<std::uint64_t> sizes = alloc_sizes(synthesise(model, 8));
+  EXPECT_EQ(sizes[3], 4096u + 2u * 700'000u * 16u + 2u * 700'000u * (16u - 4u) / 2u * 4u);
+}
+
+TEST(Extrapolation, ChangedLineStopsNamingTheRequestAndBothLines) {
+  TrainingShape moved;
+  moved.moved_line = 22;
+  try {
+    extrapolate_batches({1, 2}, {}, FitMode::automatic, {TrainingShape{}, moved});
+    FAIL() << "a program that allocates on another line was extrapolated";
+  } catch (const MisalignedRequest& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("request 2 of b2.pickle"), std::string::npos) << what;
+    EXPECT_NE(what.find("model.py:22 forward"), std::string::npos) << what;
+    EXPECT_NE(what.find("b1.pickle (batch=1; there at that place: alloc 5.72MiB at model.py:21 forward)"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+}
+
+TEST(Extrapolation, FramelessWorkspacesAreTheirOwnClass) {
+  // cuBLAS at batch 4 takes a second 4 MiB workspace per step that batch 1 and 2 do not.
+  TrainingShape one, two;
+  one.workspaces = 1;
+  two.workspaces = 2;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, {}, FitMode::automatic, {one, one, two});
+  EXPECT_FALSE(model.exact());
+  EXPECT_EQ(model.workspaces, 2u);
+  EXPECT_TRUE(model.unfitted.empty()) << "workspaces are bounded, not listed";
+  EXPECT_EQ(model.left_out_live_bytes[2], 4u * 1024 * 1024);
+  EXPECT_EQ(model.unaligned_bound(4), 4u * 1024 * 1024);
+  EXPECT_EQ(model.unaligned_bound(8), 8u * 1024 * 1024) << "scaled with the batch: assumed no faster";
+}
+
+TEST(Extrapolation, ExtraWorkspacesInASmallerRecordingAreCounted) {
+  TrainingShape one, two;
+  one.workspaces = 1;
+  two.workspaces = 2;
+  const Extrapolation model = extrapolate_batches({1, 2}, {}, FitMode::automatic, {two, one});
+  EXPECT_EQ(model.extra_requests[0], 2u);
+  EXPECT_EQ(model.workspaces, 0u);
+  EXPECT_FALSE(model.exact());
+  EXPECT_EQ(model.unaligned_bound(2), 8u * 1024 * 1024) << "4 MiB at batch 1, scaled to 2";
+}
+
+TEST(Extrapolation, RecordingsOfDifferentDevicesAreRefused) {
+  testing::SyntheticProgram other = training_program(2);
+  testing::SyntheticProgram on_device_1;
+  on_device_1.set_device(1);
+  on_device_1.free(on_device_1.alloc(1024));
+  std::vector<ProgramTrace> traces;
+  traces.push_back(program_trace("a.pickle", 1, training_program(1).snapshot(), -1));
+  traces.push_back(program_trace("b.pickle", 2, on_device_1.snapshot(), -1));
+  try {
+    extrapolation({"batch", {1, 2}}, std::move(traces), FitMode::automatic);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("a.pickle traces device 0 and b.pickle device 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Extrapolation, RecordingThatRanOutOfMemoryIsRefused) {
+  testing::SyntheticProgram program = training_program(1);
+  replay::Snapshot snapshot = program.snapshot();
+  replay::TraceEntry oom;
+  oom.action = replay::TraceAction::oom;
+  oom.size = 1 << 30;
+  snapshot.device_traces[0].push_back(oom);
+  EXPECT_THROW(program_trace("a.pickle", 1, snapshot, -1), std::invalid_argument);
+}
+
+TEST(Extrapolation, SizeBelowOneByteAtTheTargetIsRefused) {
+  // A request that shrinks with the batch: zero bytes at a batch beyond the recorded.
+  std::vector<ProgramTrace> traces;
+  for (std::int64_t b : {1, 2}) {
+    testing::SyntheticProgram program;
+    program.free(program.alloc(static_cast<std::uint64_t>(3000 - 1000 * b), "train.py", 5));
+    traces.push_back(program_trace("s" + std::to_string(b), b, program.snapshot(), -1));
+  }
+  const Extrapolation model = extrapolation({"batch", {1, 2}}, std::move(traces), FitMode::automatic);
+  EXPECT_NO_THROW(synthesise(model, 2));
+  EXPECT_THROW(synthesise(model, 3), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oomlab::extrapolate
