@@ -1,0 +1,101 @@
+#include "scenarios/serve7b/serve7b.hpp"
+
+#include <stdexcept>
+
+#include "harness/memory/size.hpp"
+#include "harness/memory/tags.hpp"
+#include "harness/runner/run_context.hpp"
+#include "scenarios/serve7b/serve7b_knobs.hpp"
+#include "scenarios/serve7b/serve_run.hpp"
+
+namespace oomlab::scenarios {
+
+using namespace serve7b;
+
+std::string Serve7bScenario::summary() const {
+  return "LLaMA-7B serving on a 24 GB card: the KV cache fills it; paged blocks, continuous batching and int8 KV fit";
+}
+
+std::vector<VariantSpec> Serve7bScenario::variants() const {
+  return {
+      {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
+      {kBrokenPadded, "static batch of 16, each request's cache reserved for the batch's longest prompt + output",
+       Expect::oom},
+      {kBrokenGrowing, "static batch of 8, each cache grown by concatenation every step: the reserved bytes outgrow the live",
+       Expect::oom},
+      {kFixedHalf, "bf16 weights (model.half()), one request at a time", Expect::ok},
+      {kFixedShorter, "static batch of 16 with prompts cut to their last 512 tokens: fits, answers change", Expect::ok},
+      {kFixedPaged, "paged KV blocks, continuous batching, preemption instead of OOM", Expect::ok},
+      {kFixedKvInt8, "paged, the cache int8 with a scale per token and head: 32 users", Expect::ok},
+  };
+}
+
+std::string Serve7bScenario::budget(Scale scale) const {
+  switch (scale) {
+    case Scale::tiny: return "40MiB";
+    case Scale::small: return "80MiB";
+    case Scale::full: return "rtx4090";
+  }
+  throw std::invalid_argument("unknown scale");
+}
+
+int Serve7bScenario::default_steps(Scale scale) const {
+  switch (scale) {
+    case Scale::tiny: return 6;
+    case Scale::small: return 16;
+    case Scale::full: return 64;
+  }
+  return 1;
+}
+
+std::vector<KnobSpec> Serve7bScenario::knobs() const { return knob_specs(); }
+
+std::map<std::string, std::string> Serve7bScenario::variant_knobs(const std::string& variant, Scale scale) const {
+  return knob_values(variant, scale);
+}
+
+void Serve7bScenario::check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const {
+  (void)variant;
+  make_plan(knobs, default_steps(scale));
+}
+
+void Serve7bScenario::check_device(const std::string& variant, Scale scale, DeviceKind device,
+                                   const KnobValues& knobs) const {
+  (void)variant;
+  if (device != DeviceKind::cuda) return;
+  const auto plan = make_plan(knobs, default_steps(scale));
+  const std::int64_t dim = plan.engine.config.head_dim();
+  if (dim != 64 && dim != 128) {  // the fused prefill kernel's sizes (and the decode's multiple of 32)
+    throw NotOnThisDevice("serve7b on cuda needs head_dim 64 or 128 (fused prefill attention); " +
+                          plan.engine.config.name + " has " + std::to_string(dim));
+  }
+}
+
+void Serve7bScenario::run(const std::string& variant, RunContext& context) const {
+  const serve::ServePlan plan = make_plan(knobs_of(variant, context), context.steps());
+  const serve::ServeOutcome out = serve::serve(plan, context.device(), &context);
+  const memory::MemoryStats& stats = context.allocator().stats();
+  context.set_metric("generated_tokens", static_cast<double>(out.generated));
+  context.set_metric("schedule_steps", out.steps);
+  context.set_metric("preemptions", out.preemptions);
+  context.set_metric("max_running", out.max_running);
+  context.set_metric("kv_blocks", static_cast<double>(out.total_blocks));
+  context.set_metric("kv_peak_bytes", static_cast<double>(out.kv_peak_bytes));
+  context.set_metric("weights_bytes", static_cast<double>(out.weight_bytes));
+  // The KV cache's share of the peak: its own peak (Tag::data) over the allocator's.
+  if (stats.allocated.peak > 0) {
+    context.set_metric("kv_share_of_peak", static_cast<double>(stats.tag(memory::Tag::data).peak) /
+                                               static_cast<double>(stats.allocated.peak));
+  }
+  context.set_metric("ttft_p50_s", serve::percentile(out.time_to_first_token, 50));
+  context.set_metric("ttft_p99_s", serve::percentile(out.time_to_first_token, 99));
+  context.set_metric("tpot_p50_s", serve::percentile(out.time_per_output_token, 50));
+  context.set_metric("tpot_p99_s", serve::percentile(out.time_per_output_token, 99));
+  context.note("served " + std::to_string(plan.workload.requests) + " requests in " + std::to_string(out.steps) +
+               " steps: " + std::to_string(out.generated) + " tokens, KV peak " +
+               format_size(out.kv_peak_bytes) + ", " + std::to_string(out.preemptions) + " preemptions");
+}
+
+OOMLAB_REGISTER_SCENARIO(Serve7bScenario);
+
+}  // namespace oomlab::scenarios
