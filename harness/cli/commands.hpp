@@ -15,6 +15,7 @@ class UsageError : public std::runtime_error {
 struct ListOptions {
   std::string scenario;  // empty: every scenario
   std::string scale = "full";
+  bool models = false;   // the model presets instead (--models)
 };
 
 struct RunOptions {

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
               "and each variant's values");
   list->add_option("scenario", list_options.scenario, "Show this scenario's knobs");
   list->add_option("--scale", list_options.scale, "The scale whose knob values to show (default: full)");
+  list->add_flag("--models", list_options.models,
+                 "The model presets --set model= takes, with parameters and weight bytes per dtype");
 
   oomlab::cli::RunOptions run_options;
   auto* run = app.add_subcommand(
