@@ -1,5 +1,6 @@
 // oomlab list [SCENARIO]: every scenario with its budgets and steps per scale and each variant's
 // story; with a scenario, also its knobs (what --set takes) and each variant's values.
+// oomlab list --models: the model presets (--set model=NAME) with parameters and weight bytes.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -7,6 +8,8 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/budget.hpp"
+#include "harness/memory/size.hpp"
+#include "harness/runner/model_catalog.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/runner/scenario.hpp"
 
@@ -20,6 +23,53 @@ std::string describe_budget(const std::string& text) {
   } catch (const std::exception&) {
     return text + " (invalid)";  // a scenario bug; `run` reports it in full
   }
+}
+
+// Rows of cells, columns padded to their widest cell (the last one is not padded).
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += " " + row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size(), ' ') : "");
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+// 8030261248 -> "8.03B", 124439808 -> "124.4M".
+std::string parameter_count(std::uint64_t n) {
+  char text[32];
+  if (n >= 1000000000) std::snprintf(text, sizeof text, "%.2fB", static_cast<double>(n) / 1e9);
+  else std::snprintf(text, sizeof text, "%.1fM", static_cast<double>(n) / 1e6);
+  return text;
+}
+
+void print_models() {
+  const std::vector<ModelListing> models = model_catalog();
+  if (models.empty()) {
+    std::printf("no model presets registered\n");
+    return;
+  }
+  std::printf("model presets (oomlab run SCENARIO --set model=NAME; or model=PATH to a Hugging Face config.json "
+              "or its folder)\nweights as a run allocates them: int8 and nf4 quantise the block projections "
+              "(quantize_base=true|nf4), the embeddings and head stay bf16\n\n");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"model", "parameters"};
+  for (const auto& [storage, bytes] : models.front().bytes) header.push_back(storage);
+  header.push_back("shape");
+  rows.push_back(header);
+  for (const ModelListing& model : models) {
+    std::vector<std::string> row = {model.name, parameter_count(model.parameters)};
+    for (const auto& [storage, bytes] : model.bytes) row.push_back(format_size(bytes));
+    row.push_back(model.same_as.empty() ? model.shape : "= " + model.same_as);
+    rows.push_back(row);
+  }
+  print_table(rows);
 }
 
 void print_scenario(const Scenario& scenario) {
@@ -63,22 +113,17 @@ void print_knobs(const Scenario& scenario, Scale scale) {
     }
     rows.push_back(row);
   }
-  std::vector<std::size_t> width(header.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += " " + row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size(), ' ') : "");
-    }
-    std::printf("%s\n", line.c_str());
-  }
+  print_table(rows);
 }
 
 }  // namespace
 
 int list_command(const ListOptions& options) {
+  if (options.models) {
+    if (!options.scenario.empty()) throw UsageError("list --models lists every model: give no scenario with it");
+    print_models();
+    return 0;
+  }
   if (!options.scenario.empty()) {
     const Scenario* scenario = ScenarioRegistry::instance().find(options.scenario);
     if (!scenario) {
