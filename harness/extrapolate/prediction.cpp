@@ -94,6 +94,7 @@ ReplaySetup replay_setup(const Extrapolation& model, const PredictionSettings& s
   const replay::SnapshotSettings recorded = replay::snapshot_settings(model.reference_trace().snapshot);
   setup.config = recorded.config;
   setup.notes = recorded.notes;
+  setup.origin = "the reference's: " + recorded.origin;
   if (!settings.alloc_conf.empty()) {
     setup.config = memory::parse_alloc_conf(settings.alloc_conf, setup.config, "--alloc-conf");
     for (const std::string& note : setup.config.notes) setup.notes.push_back(note);

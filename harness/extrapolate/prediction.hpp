@@ -30,6 +30,7 @@ struct PredictionSettings {
 struct ReplaySetup {
   memory::AllocatorConfig config;
   std::string budget_text;  // "rtx3060-12g (11.50GiB) (--budget)", "unlimited (no --budget)"
+  std::string origin;       // of the settings: "the snapshot's allocator_settings", "PyTorch's defaults (...)"
   std::vector<std::string> notes;
 };
 ReplaySetup replay_setup(const Extrapolation& model, const PredictionSettings& settings);

@@ -95,6 +95,7 @@ struct TrainingShape {
   bool quadratic = false;
   int workspaces = 0;
   std::int64_t moved_line = 0;  // != 0: the second activation is made on this line instead (a changed program)
+  int extra_workspace_every = 0;  // > 0: one more workspace every that many steps (a library's choice)
 };
 
 inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape& shape = {}) {
@@ -106,6 +107,9 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
     const std::size_t hidden = program.alloc(2 * 3'000'000 * static_cast<std::uint64_t>(batch), "model.py",
                                              shape.moved_line != 0 ? shape.moved_line : 21, "forward");
     for (int w = 0; w < shape.workspaces; ++w) program.free(program.alloc(4 * 1024 * 1024, ""));
+    if (shape.extra_workspace_every > 0 && step % shape.extra_workspace_every == 0) {
+      program.free(program.alloc(8 * 1024 * 1024, ""));
+    }
     std::size_t scores = 0;
     if (shape.quadratic) {
       scores = program.alloc(2 * 700'000 * static_cast<std::uint64_t>(batch * batch) + 4096, "model.py", 30, "attention");
