@@ -117,6 +117,25 @@ struct ReplayCliOptions {
 int replay_command(const ReplayCliOptions& options);
 // --- end replay ---
 
+// --- extrapolate (extrapolate_command.cpp; harness/extrapolate) ---
+struct ExtrapolateCliOptions {
+  std::vector<std::string> snapshots;  // recorded at the --knob values, in order
+  std::string knob;                    // "batch=1,2,4"
+  std::string at;                      // the value to predict at; empty with --bisect
+  std::string fit = "auto";            // auto | affine | quadratic
+  bool bisect = false;                 // the largest value that fits --budget
+  std::string budget;                  // empty: unlimited
+  std::string alloc_conf;              // over the reference snapshot's settings
+  std::string out_path;                // the prediction's run record
+  int device = -1;                     // -1: the device with the most allocs
+  bool what_if = false;
+  bool json = false;
+};
+// Exit 0 with a prediction (whatever its outcome) or a bisect answer, 1 when nothing fits the
+// budget, 2 on bad input (a snapshot that cannot be read, recordings that do not align).
+int extrapolate_command(const ExtrapolateCliOptions& options);
+// --- end extrapolate ---
+
 }  // namespace oomlab::cli
 
 #include "harness/device/device.hpp"

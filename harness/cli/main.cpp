@@ -1,4 +1,4 @@
-// oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay. Bad input is one "oomlab: error: ..." line and exit code 2.
+// oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay | extrapolate. Bad input is one "oomlab: error: ..." line and exit code 2.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -235,6 +235,31 @@ int main(int argc, char** argv) {
   replay->add_flag("--json", replay_options.json, "The same fields as JSON, for tools");
   // --- end replay ---
 
+  // --- extrapolate ---
+  oomlab::cli::ExtrapolateCliOptions extrapolate_options;
+  auto* extrapolate = app.add_subcommand(
+      "extrapolate", "Predict a PyTorch program's allocator peak at a batch (or sequence length) it never ran, from "
+                     "snapshots at two or three small ones: requests aligned by action and stack, each size fitted "
+                     "exactly, the trace at --at replayed as `replay` does; --bisect the largest value that fits "
+                     "--budget. Exit 0 with an answer, 1 when nothing fits, 2 on bad input or recordings that differ");
+  extrapolate->add_option("SNAPSHOTS", extrapolate_options.snapshots, "Two or more snapshots, one per --knob value")
+      ->required();
+  extrapolate->add_option("--knob", extrapolate_options.knob, "The knob and its value in each snapshot: batch=1,2,4")
+      ->required();
+  extrapolate->add_option("--at", extrapolate_options.at, "The value to predict at (e.g. 32)");
+  extrapolate->add_flag("--bisect", extrapolate_options.bisect, "The largest value whose replay fits --budget");
+  extrapolate->add_option("--fit", extrapolate_options.fit,
+                          "auto (affine; quadratic where a line fails and three snapshots allow), affine, quadratic");
+  extrapolate->add_option("--budget", extrapolate_options.budget,
+                          "A size with its unit or a GPU profile (rtx3060-12g); default unlimited");
+  extrapolate->add_option("--alloc-conf", extrapolate_options.alloc_conf,
+                          "Allocator settings over the snapshots' own (PYTORCH_CUDA_ALLOC_CONF syntax)");
+  extrapolate->add_option("--device", extrapolate_options.device, "The traced device (default: the busiest)");
+  extrapolate->add_option("--out", extrapolate_options.out_path, "Write the prediction's run record (JSON, for compare)");
+  extrapolate->add_flag("--what-if", extrapolate_options.what_if, "Also replay the prediction under each remedy");
+  extrapolate->add_flag("--json", extrapolate_options.json, "The same fields as JSON, for tools");
+  // --- end extrapolate ---
+
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -277,6 +302,7 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return oomlab::cli::compare_command(compare_options);  // compare and report
     if (report->parsed()) return oomlab::cli::report_command(report_options);  // compare and report
     if (replay->parsed()) return oomlab::cli::replay_command(replay_options);  // replay
+    if (extrapolate->parsed()) return oomlab::cli::extrapolate_command(extrapolate_options);  // extrapolate
   } catch (const oomlab::cli::UsageError& e) {
     return usage_error(e.what());
   } catch (const oomlab::process::Interrupted& interrupted) {
