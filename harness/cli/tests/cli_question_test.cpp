@@ -141,6 +141,16 @@ TEST(CliQuestion, ListShowsAScenariosKnobs) {
   expect_usage_error({"list", "no-such-scenario"}, "no-such-scenario");
 }
 
+TEST(CliQuestion, ListModelsShowsThePresetsWithParametersAndBytes) {
+  Result result = run_oomlab({"list", "--models"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  for (const char* part : {"llama-3-8b", "8.03B", "29.92GiB", "14.96GiB", "32 heads / 8 KV, vocab 128256",
+                           "qwen2.5-7b", "mistral-7b", "gpt2-medium", "= gpt2-350m", "nf4"}) {
+    EXPECT_NE(result.out.find(part), std::string::npos) << part << "\n" << result.out;
+  }
+  expect_usage_error({"list", "--models", "gpt_train"}, "give no scenario");
+}
+
 TEST(CliQuestion, BisectAndAdviseAnswerOnDry) {
   Result bisect = run_oomlab({"bisect", "gpt_train", "--knob", "batch", "--json"});
   ASSERT_EQ(bisect.exit_code, 0) << bisect.err;
