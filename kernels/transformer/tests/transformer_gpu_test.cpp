@@ -19,6 +19,7 @@
 #include "kernels/transformer/loss_scale.hpp"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/quantize.hpp"
+#include "kernels/transformer/quantize_nf4.hpp"
 #include "kernels/transformer/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/rope.hpp"
@@ -389,6 +390,47 @@ TEST(TransformerGpu, LossScalingAndQuantisation) {
       dequantize_int8_rowwise(restored.host, q.host, scales.host);
       dequantize_int8_rowwise(restored.cuda, q.cuda, scales.cuda);
       EXPECT_TRUE(pair_close(restored, {0, 0}, "dequantized"));
+    }
+  }
+}
+
+// NF4: the codes, second-level codes, scales and offset bit for bit (the offset's mean is summed
+// in the same order on both), and the dequantised values bit for bit into every float dtype; from
+// one block to several 256-block groups with a partial last one; unaligned slices (2-byte
+// offsets) take the kernels' scalar paths.
+TEST(TransformerGpu, Nf4QuantiseAndDequantiseAreBitExact) {
+  OOMLAB_REQUIRE_GPU();
+  struct Nf4Case {
+    DType dtype;
+    std::int64_t n;
+    bool unaligned;
+  };
+  const Nf4Case cases[] = {{DType::f32, 64, false},         {DType::bf16, 64 * 257, false},
+                           {DType::f16, 64 * 300, false},   {DType::bf16, 4096 * 1024 + 64 * 3, false},
+                           {DType::f32, 64 * 1000, false},  {DType::bf16, 64 * 300, true}};
+  for (const Nf4Case& c : cases) {
+    SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " n " + std::to_string(c.n) + (c.unaligned ? " unaligned" : ""));
+    const std::int64_t skip = c.unaligned ? 1 : 0;  // a leading element sliced off
+    // Magnitudes that change from block to block, as weights' rows do.
+    std::vector<float> values = testing::random_values(static_cast<std::size_t>(c.n + skip), 60);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] *= 0.01f * static_cast<float>(1 + i / 64 % 13);
+    Pair x_full = values_pair({c.n + skip}, c.dtype, values);
+    const Tensor x_host = x_full.host.slice(skip, c.n + skip), x_cuda = x_full.cuda.slice(skip, c.n + skip);
+    const Nf4Shapes shapes = nf4_shapes(c.n);
+    Pair codes_full = output_pair({shapes.codes[0] + skip}, DType::i8);
+    Pair codes{codes_full.host.slice(skip, shapes.codes[0] + skip), codes_full.cuda.slice(skip, shapes.codes[0] + skip)};
+    Pair absmax_q = output_pair(shapes.absmax_q, DType::i8), absmax_scale = output_pair(shapes.absmax_scale, DType::f32);
+    quantize_nf4(codes.host, absmax_q.host, absmax_scale.host, x_host);
+    quantize_nf4(codes.cuda, absmax_q.cuda, absmax_scale.cuda, x_cuda);
+    EXPECT_TRUE(pair_close(codes, {0, 0}, "codes"));
+    EXPECT_TRUE(pair_close(absmax_q, {0, 0}, "absmax codes"));
+    EXPECT_TRUE(pair_close(absmax_scale, {0, 0}, "absmax scales and offset"));
+    for (DType out_dtype : {DType::f32, DType::bf16, DType::f16}) {
+      Pair out_full = output_pair({c.n + skip}, out_dtype);
+      Tensor out_host = out_full.host.slice(skip, c.n + skip), out_cuda = out_full.cuda.slice(skip, c.n + skip);
+      dequantize_nf4(out_host, codes.host, absmax_q.host, absmax_scale.host);
+      dequantize_nf4(out_cuda, codes.cuda, absmax_q.cuda, absmax_scale.cuda);
+      EXPECT_TRUE(pair_close(out_full, {0, 0}, std::string("dequantized to ") + dtype_name(out_dtype)));
     }
   }
 }
