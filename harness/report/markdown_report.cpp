@@ -13,6 +13,7 @@
 #include "harness/report/markdown_text.hpp"
 #include "harness/report/number_format.hpp"
 #include "harness/report/record_fields.hpp"
+#include "harness/report/scenario_table.hpp"
 #include "harness/report/segment_chart.hpp"
 #include "harness/report/step_noise.hpp"
 #include "harness/report/timeline_chart.hpp"
@@ -22,39 +23,6 @@ namespace oomlab::report {
 namespace {
 
 constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
-
-// "NVIDIA H200 (sm_90a)" for a GPU (with the image its kernels ran from, so two builds on one card
-// are two machines: "NVIDIA H200 (compute_80 PTX (JIT))"), else the device kind.
-std::string machine(const RunRecord& r) {
-  if (r.device.kind != "cuda" || r.device.name.empty()) return r.device.kind;
-  return r.device.image.empty() ? r.device.name : r.device.name + " (" + r.device.image + ")";
-}
-
-// Record fields are input: shown as text, never as Markdown or HTML (markdown_text.hpp).
-std::string cell(const std::string& text) { return markdown_text(text); }
-
-std::string budget_text(const RunRecord& r) {
-  if (r.budget.bytes == kUnlimited) return "unlimited";
-  return bytes_label(r.budget.bytes) + (r.budget.profile.empty() ? "" : " (" + cell(r.budget.profile) + ")");
-}
-
-std::string summary_table(const std::vector<const LoadedRecord*>& records) {
-  std::string out =
-      "| scenario | variant | device | scale | outcome | story | budget | need | peak allocated | peak reserved | "
-      "device used | throughput |\n|---|---|---|---|---|---|---|---|---:|---:|---:|---:|\n";
-  for (const LoadedRecord* loaded : records) {
-    const RunRecord& r = loaded->record;
-    const std::string story =
-        r.matches_expectation ? "as expected" : "**not as expected** (expected " + cell(r.expected) + ")";
-    out += "| " + cell(r.scenario) + " | " + cell(r.variant) + " | " + cell(machine(r)) + " | " + cell(r.scale) +
-           " | " + cell(describe_outcome(r.outcome)) + " | " + story + " | " + budget_text(r) + " | " +
-           (r.memory.need ? bytes_label(r.memory.need) : "-") + " | " + bytes_label(r.memory.peak_allocated) + " | " +
-           bytes_label(r.memory.peak_reserved) + " | " +
-           (loaded->baseline || r.memory.peak_device_used == 0 ? "-" : bytes_label(r.memory.peak_device_used)) + " | " +
-           cell(throughput_text(r)) + " |\n";
-  }
-  return out;
-}
 
 // One scenario at one scale: the records of every variant on every device.
 struct Section {
@@ -74,7 +42,7 @@ std::vector<Section> sections_of(const ResultSet& set) {
     if (added) sections.push_back(Section{r.scenario, r.scale, {}, {}});
     Section& section = sections[it->second];
     section.records.push_back(&loaded);
-    ++section.per_variant_machine[{r.variant, machine(r)}];
+    ++section.per_variant_machine[{r.variant, machine_name(r)}];
   }
   std::stable_sort(sections.begin(), sections.end(), [](const Section& a, const Section& b) {
     return a.scenario < b.scenario;  // scales stay in the order the records came
@@ -106,8 +74,8 @@ std::string file_tag(const LoadedRecord& loaded) {
 
 std::string group_label(const LoadedRecord& loaded, const Section& section, bool several_machines) {
   const RunRecord& r = loaded.record;
-  std::string label = several_machines ? r.variant + " \xC2\xB7 " + machine(r) : r.variant;
-  const std::size_t same = section.per_variant_machine.at({r.variant, machine(r)});
+  std::string label = several_machines ? r.variant + " \xC2\xB7 " + machine_name(r) : r.variant;
+  const std::size_t same = section.per_variant_machine.at({r.variant, machine_name(r)});
   return same > 1 ? label + " (" + file_tag(loaded) + ")" : label;
 }
 
@@ -182,7 +150,7 @@ std::string sites_table(const Section& section) {
     }
     std::stable_sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (const auto& [bytes, site] : sites) {
-      rows += "| " + cell(loaded->record.variant) + " | " + cell(site) + " | " +
+      rows += "| " + markdown_text(loaded->record.variant) + " | " + markdown_text(site) + " | " +
               bytes_label(metric_byte_count(bytes)) + " |\n";
     }
   }
@@ -234,20 +202,21 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
     md += "No run records here (only benchmarks: compare them with `oomlab compare`).\n";
     return files;
   }
-  std::vector<const LoadedRecord*> all;
-  for (const LoadedRecord& loaded : set.records) all.push_back(&loaded);
-  md += "## Summary\n\n" + summary_table(all) + "\n";
+  std::map<std::string, std::vector<const LoadedRecord*>> per_scenario;
+  for (const LoadedRecord& loaded : set.records) per_scenario[loaded.record.scenario].push_back(&loaded);
 
   std::string last_scenario;
   const std::vector<Section> sections = sections_of(set);
   const std::vector<std::string> stems = section_stems(sections);
   for (std::size_t s = 0; s < sections.size(); ++s) {
     const Section& section = sections[s];
-    if (section.scenario != last_scenario) md += "## " + markdown_text(section.scenario) + "\n\n";
+    if (section.scenario != last_scenario) {
+      md += "## " + markdown_text(section.scenario) + "\n\n" + scenario_table(per_scenario.at(section.scenario));
+    }
     last_scenario = section.scenario;
     md += "### " + markdown_text(section.scale) + " scale\n\n";
     std::set<std::string> machines;
-    for (const LoadedRecord* loaded : section.records) machines.insert(machine(loaded->record));
+    for (const LoadedRecord* loaded : section.records) machines.insert(machine_name(loaded->record));
     const bool several_machines = machines.size() > 1;
     const bool replay_section = std::all_of(section.records.begin(), section.records.end(),
                                             [](const LoadedRecord* loaded) { return is_replay(loaded->record); });

@@ -1,7 +1,8 @@
-// `oomlab report DIR`: a Markdown page of a result set with charts oomlab draws itself. A summary
-// table of every record, then per scenario and scale: the memory timeline of each variant (from
-// its allocator trace), the segments at the peak, and the peaks and throughput as bars across
-// variants, and across GPUs when the set holds records of several. A replay's section (oomlab
+// `oomlab report DIR`: a Markdown page of a result set with charts oomlab draws itself. Per
+// scenario one table, its variants as rows and the machines as columns (scenario_table.hpp), then
+// per scale: the memory timeline of each variant (from its allocator trace), the segments at the
+// peak, and the peaks and throughput as bars across variants, and across GPUs when the set holds
+// records of several. A replay's section (oomlab
 // replay --out) marks its iterations and lists its largest allocation sites.
 #pragma once
 #include <functional>

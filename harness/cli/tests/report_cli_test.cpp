@@ -35,8 +35,9 @@ TEST(ReportCli, ReportsARunWithTimelineSegmentsAndBars) {
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_TRUE(contains(report.err, "oomlab: report written to " + dir.path("out/report.md"))) << report.err;
   const std::string md = read_text_file(dir.path("out/report.md"));
-  EXPECT_TRUE(contains(md, "## srgan_leak\n\n### small scale")) << md;
-  EXPECT_TRUE(contains(md, "| srgan_leak | broken | dry | small | oom @ step")) << md;
+  EXPECT_TRUE(contains(md, "## srgan_leak\n\n| variant | scale | budget | outcome: dry |")) << md;
+  EXPECT_TRUE(contains(md, "| broken | small | ")) << md;
+  EXPECT_TRUE(contains(md, "\n\n### small scale")) << md;
   EXPECT_TRUE(contains(md, "a dry re-run of each variant's settings")) << md;
   for (const char* chart : {"srgan_leak-small-timeline.svg", "srgan_leak-small-segments.svg", "srgan_leak-small-peaks.svg"}) {
     EXPECT_TRUE(contains(md, std::string("(charts/") + chart + ")")) << chart;

@@ -3,6 +3,7 @@
 // budget and OOM, and every SVG renders to PNG (rsvg-convert; skipped when it is not installed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -137,7 +138,7 @@ TEST(ReportCharts, BarsCarryValuesAndTheBudget) {
   }
 }
 
-TEST(ReportPage, SummaryTableAndChartsPerScenarioAndScale) {
+TEST(ReportPage, OneTablePerScenarioThenChartsPerScale) {
   ResultSet set;
   set.source = "results/test";
   set.records.push_back({record_of("broken", true), "srgan_leak.broken.dry-full.json", false});
@@ -148,15 +149,68 @@ TEST(ReportPage, SummaryTableAndChartsPerScenarioAndScale) {
   };
   const ReportFiles files = build_report(set, traces, "charts");
   const std::string& md = files.markdown;
-  EXPECT_NE(md.find("| srgan_leak | broken | dry | full | oom @ step 14 (leak) | as expected | 96.00 MiB |"),
-            std::string::npos) << md;
-  EXPECT_NE(md.find("## srgan_leak\n\n### full scale"), std::string::npos) << md;
+  EXPECT_EQ(md.find("## Summary"), std::string::npos) << "the tables per scenario replace one table of every record";
+  EXPECT_NE(md.find("## srgan_leak\n\n| variant | scale | budget | outcome: dry | peak allocated: dry | "
+                    "peak reserved: dry |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| broken | full | 96.00 MiB | oom @ step 14 (leak) | 10.68 GiB | 11.06 GiB |"), std::string::npos)
+      << md;
+  EXPECT_LT(md.find("| variant | scale |"), md.find("### full scale")) << "the table, then the charts";
   EXPECT_NE(md.find("![memory over the run](charts/srgan_leak-full-timeline.svg)"), std::string::npos) << md;
   EXPECT_NE(md.find("Trace: a test trace."), std::string::npos) << md;
   std::vector<std::string> names;
   for (const auto& [name, svg] : files.charts) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"srgan_leak-full-timeline.svg", "srgan_leak-full-segments.svg",
                                              "srgan_leak-full-peaks.svg"}));
+}
+
+// One GPU's folder: dry's full-scale suite, the sm_90a build at both scales, the sm_80 build's
+// suite (which repeats dry's records). Rows are variant and scale, columns dry, sm_90a, sm_80.
+TEST(ReportPage, MachinesAreColumnsAndRepeatedRecordsOneRow) {
+  const auto gpu = [](const std::string& variant, const std::string& scale, const std::string& image, double rate) {
+    RunRecord r = testing::training_record();
+    r.variant = variant;
+    r.scale = scale;
+    r.device.image = image;
+    r.throughput.value = rate;
+    return r;
+  };
+  RunRecord dry = gpu("bf16", "full", "", 0);
+  dry.device = DeviceRecord{};
+  dry.device.kind = "dry";
+  dry.device.name = "dry (no backing)";
+  dry.throughput = {};
+  RunRecord dry_again = dry;
+  ResultSet set;
+  set.source = "results/h200";
+  set.records.push_back({gpu("bf16", "full", "sm_90a", 440000), "full/gpt_train.bf16.cuda-full.json", false});
+  set.records.push_back({gpu("bf16", "small", "compute_80 PTX (JIT)", 2000000), "sm80/suite/a.json", false});
+  set.records.push_back({dry_again, "sm80/suite/gpt_train.bf16.dry-full.json", false});
+  set.records.push_back({gpu("bf16", "small", "sm_90a", 2100000), "suite/b.json", false});
+  set.records.push_back({dry, "suite/gpt_train.bf16.dry-full.json", false});
+  const TraceProvider none = [](const LoadedRecord&, std::string& why_not) -> std::optional<TraceSource> {
+    why_not = "none";
+    return std::nullopt;
+  };
+  const std::string md = build_report(set, none, "charts").markdown;
+  EXPECT_NE(md.find("| variant | scale | budget | outcome: dry | outcome: sm_90a | outcome: compute_80 PTX (JIT) | "
+                    "peak allocated: dry | peak allocated: sm_90a | peak allocated: compute_80 PTX (JIT) | "
+                    "peak reserved: dry | peak reserved: sm_90a | peak reserved: compute_80 PTX (JIT) | "
+                    "throughput: sm_90a | throughput: compute_80 PTX (JIT) |"),
+            std::string::npos)
+      << "dry first, then the builds in the order loaded; dry has no throughput column\n" << md;
+  const std::string table = md.substr(md.find("| variant"), md.find("\n\n", md.find("| variant")) - md.find("| variant"));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "heading, rule, full and small: no row twice\n" << table;
+  EXPECT_NE(table.find("| bf16 | full | 11.50 GiB (rtx3060-12g) | ok | ok | | 4.00 GiB | 4.00 GiB | | 5.00 GiB | 5.00 GiB | | 440000 tokens/s"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| bf16 | small | 11.50 GiB (rtx3060-12g) | | ok | ok | | 4.00 GiB | 4.00 GiB |"), std::string::npos) << table;
+  EXPECT_NE(md.find("An empty cell: that machine did not run the variant at that scale."), std::string::npos) << md;
+  EXPECT_NE(md.find("> dry at full scale: 1 variant has several records (sm80/suite/, suite/), their peaks the same; "
+                    "the first is shown."),
+            std::string::npos)
+      << md;
 }
 
 // Every chart renders: rsvg-convert parses the SVG and draws it. Set OOMLAB_REPORT_PNG_DIR to
