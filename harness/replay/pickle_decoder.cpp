@@ -23,8 +23,15 @@ namespace {
 
 constexpr int kOldestProtocol = 2;  // the first with PROTO and the binary True/False/long forms
 constexpr int kNewestProtocol = 5;
+constexpr std::size_t kNotATrace = static_cast<std::size_t>(-1);
 constexpr std::size_t kNodeCost = sizeof(PickleNode);
 constexpr std::size_t kSlotCost = sizeof(PickleValue);
+// Lists on the stack between "device_traces" and the trace being filled: the list of devices,
+// then the traces of the devices before it in the same APPENDS batch.
+constexpr std::size_t kMaxTraceListsOnStack = 64;
+// A trace entry handed to the sink is recycled only when no copy of it can be on the stack:
+// checked by a scan, done when the stack is as short as a snapshot's is there.
+constexpr std::size_t kMaxStackScannedForCopies = 64;
 
 std::string hex_byte(std::uint8_t byte) {
   constexpr char kDigits[] = "0123456789abcdef";
@@ -55,8 +62,8 @@ int pickle_protocol_of(const std::uint8_t* data, std::size_t size) {
 
 class PickleDecoder {
  public:
-  PickleDecoder(const std::uint8_t* data, std::size_t size, const PickleLimits& limits)
-      : data_(data), size_(size), limits_(limits), charged_(limits.bytes_already_used) {}
+  PickleDecoder(PickleInput& input, const PickleLimits& limits, PickleTraceSink* sink)
+      : input_(input), limits_(limits), sink_(sink) {}
 
   PickleDocument run();
 
@@ -73,13 +80,20 @@ class PickleDecoder {
   [[noreturn]] void fail_op(const std::string& problem) const {
     fail(std::string(opcode_info(op_).name) + " " + problem);
   }
+  [[noreturn]] void fail_truncated(std::uint64_t n, std::uint64_t left) const {
+    fail_op("needs " + std::to_string(n) + " bytes after it but the file has " +
+            std::to_string(left) + " left (truncated or corrupt)");
+  }
+  // Where the length of the input is known, a length past its end is refused before anything
+  // is read or allocated.
+  void require_available(std::uint64_t n) const {
+    const auto left = input_.known_left();
+    if (left && n > *left) fail_truncated(n, *left);
+  }
   const std::uint8_t* take(std::uint64_t n) {
-    if (n > size_ - pos_) {
-      fail_op("needs " + std::to_string(n) + " bytes after it but the file has " +
-              std::to_string(size_ - pos_) + " left (truncated or corrupt)");
-    }
-    const std::uint8_t* bytes = data_ + pos_;
-    pos_ += static_cast<std::size_t>(n);
+    require_available(n);
+    const std::uint8_t* bytes = input_.take(static_cast<std::size_t>(n));
+    if (bytes == nullptr) fail_truncated(n, input_.buffered());
     return bytes;
   }
   std::uint64_t read_le(std::size_t width) {
@@ -92,12 +106,8 @@ class PickleDecoder {
   // --- memory ---
   void charge(std::size_t bytes) {
     if (charged_ > limits_.max_decoded_bytes || bytes > limits_.max_decoded_bytes - charged_) {
-      if (limits_.bytes_already_used > 0) {
-        fail("the file's bytes and its decoded data would take more than " +
-             format_size(limits_.max_decoded_bytes) + " (the reader's memory limit)");
-      }
       fail("the decoded data would take more than " + format_size(limits_.max_decoded_bytes) +
-           " (the decoder's limit)");
+           " (the reader's memory limit)");
     }
     charged_ += bytes;
   }
@@ -170,30 +180,52 @@ class PickleDecoder {
   // --- opcodes ---
   void read_protocol();
   void push_integer_le(const std::uint8_t* bytes, std::size_t n);
+  void append(std::size_t target_index, std::size_t first);
+  std::size_t device_of_trace(std::size_t index);
+  void hand_over_entries(std::size_t trace_index, std::size_t first);
+  void hand_over_finished_entries();
+  bool on_stack(const PickleNode* node) const;
+  void recycle(PickleNode& node);
   void push_text(PickleKind kind, std::uint64_t length);
   void make_container(PickleKind kind, std::size_t first);
   void memo_put(std::uint64_t index);
   void memo_get(std::uint64_t index);
+  // The node remembers its slot, so that recycling it can empty the slot.
+  void note_memo_slot(std::uint64_t index) {
+    if (stack_.back().identity() == nullptr) return;
+    PickleNode& node = mutable_node(stack_.back());
+    if (node.memo_slot != PickleNode::kNoMemoSlot && node.memo_slot != index) node.memoized_twice = true;
+    node.memo_slot = static_cast<std::uint32_t>(index);
+  }
   void refuse() const;
   void finish();
 
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t pos_ = 0;
+  PickleInput& input_;
   std::uint64_t op_offset_ = 0;
   std::uint8_t op_ = opcode::PROTO;
   const PickleLimits& limits_;
+  PickleTraceSink* sink_;
+  // The trace list found last (device_of_trace): its node and device.
+  const void* trace_node_ = nullptr;
+  std::size_t trace_device_ = 0;
   PickleDocument doc_;
   std::vector<PickleValue> stack_;
   std::size_t stack_charged_ = 0;  // stack slots paid for (the high-water mark)
   std::vector<Mark> marks_;
   std::vector<PickleValue> memo_;
+  std::vector<bool> memo_recycled_;  // slots whose value was a trace entry, recycled
   std::size_t charged_ = 0;
 };
 
 void PickleDecoder::read_protocol() {
-  doc_.protocol_ = pickle_protocol_of(data_, size_);
-  pos_ = 2;
+  const std::uint8_t* head = input_.peek(2);
+  if (head != nullptr) {
+    doc_.protocol_ = pickle_protocol_of(head, 2);
+  } else {
+    head = input_.peek(input_.buffered());
+    doc_.protocol_ = pickle_protocol_of(head, input_.buffered());
+  }
+  input_.take(2);
 }
 
 // Two's complement, little-endian, n bytes (LONG1/LONG4, BININT*): Python ints are unbounded,
@@ -216,18 +248,20 @@ void PickleDecoder::push_integer_le(const std::uint8_t* bytes, std::size_t n) {
 }
 
 void PickleDecoder::push_text(PickleKind kind, std::uint64_t length) {
-  const std::uint8_t* bytes = take(length);
+  require_available(length);
   if (length > limits_.max_string_bytes) {
     fail_op("holds " + format_size(length) + ", more than the " +
             format_size(limits_.max_string_bytes) + " one string may have here");
   }
+  const std::uint64_t start = input_.position();
+  const std::uint8_t* bytes = take(length);
   charge(static_cast<std::size_t>(length));
   PickleNode& node = new_node(kind);
   node.text.assign(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(length));
   if (kind == PickleKind::string) {
     const std::size_t bad = repair_python_utf8(node.text);
     if (bad != kValidUtf8) {
-      const std::size_t at = static_cast<std::size_t>(bytes - data_) + bad;
+      const std::uint64_t at = start + bad;
       fail_op("holds bytes that are not UTF-8 (byte " + std::to_string(at) + " of the file)");
     }
   }
@@ -246,6 +280,8 @@ void PickleDecoder::memo_put(std::uint64_t index) {
   require(1);
   if (index < memo_.size()) {
     memo_[static_cast<std::size_t>(index)] = stack_.back();
+    if (index < memo_recycled_.size()) memo_recycled_[static_cast<std::size_t>(index)] = false;
+    note_memo_slot(index);
     return;
   }
   if (index > memo_.size()) {
@@ -258,13 +294,113 @@ void PickleDecoder::memo_put(std::uint64_t index) {
   }
   charge(kSlotCost);
   memo_.push_back(stack_.back());
+  note_memo_slot(index);
 }
 
 void PickleDecoder::memo_get(std::uint64_t index) {
   if (index >= memo_.size()) {
     fail_op("reads memo slot " + std::to_string(index) + ", which was never written");
   }
+  if (index < memo_recycled_.size() && memo_recycled_[static_cast<std::size_t>(index)]) {
+    fail_op("reads memo slot " + std::to_string(index) + ", a trace entry already read: torch " +
+            "writes each trace entry once");
+  }
   push(memo_[static_cast<std::size_t>(index)]);
+}
+
+void PickleDecoder::append(std::size_t target_index, std::size_t first) {
+  PickleNode& list = target(target_index, PickleKind::list);
+  if (sink_ != nullptr && first < stack_.size() && device_of_trace(target_index) != kNotATrace) {
+    hand_over_entries(target_index, first);
+    return;
+  }
+  move_into(list, first);
+}
+
+// The device whose trace stack_[index] is, or kNotATrace: above it, lists only (the list of
+// devices, earlier devices' traces), then the str "device_traces" with the root dict at the
+// bottom. The last list found is remembered, so each batch of entries costs a comparison.
+std::size_t PickleDecoder::device_of_trace(std::size_t index) {
+  const PickleValue& list = stack_[index];
+  if (list.identity() == trace_node_) return trace_device_;
+  if (!list.is(PickleKind::list) || !stack_[0].is(PickleKind::dict)) return kNotATrace;
+  for (std::size_t k = index; k-- > 1 && index - k <= kMaxTraceListsOnStack;) {
+    const PickleValue& below = stack_[k];
+    if (below.is(PickleKind::string)) {
+      if (below.text() != "device_traces" || k + 2 > index) return kNotATrace;
+      trace_node_ = list.identity();
+      trace_device_ = (index - (k + 2)) + stack_[k + 1].size();
+      return trace_device_;
+    }
+    if (!below.is(PickleKind::list)) return kNotATrace;
+  }
+  return kNotATrace;
+}
+
+// A new dict starts: the dicts above a trace list's MARK are finished entries (every opcode
+// that fills a dict works on the top values), so they are handed over now, not at APPENDS, which
+// a pickler may write once for the whole trace.
+void PickleDecoder::hand_over_finished_entries() {
+  if (marks_.empty()) return;
+  const std::size_t first = marks_.back().stack_size;
+  if (first == 0 || first >= stack_.size()) return;
+  if (device_of_trace(first - 1) == kNotATrace) return;
+  hand_over_entries(first - 1, first);
+}
+
+bool PickleDecoder::on_stack(const PickleNode* node) const {
+  for (const PickleValue& value : stack_) {
+    if (value.identity() == node) return true;
+  }
+  return false;
+}
+
+// Forgets a node handed over: it and what only it held go back to the document for reuse,
+// their memo slots closed, their memory no longer counted.
+void PickleDecoder::recycle(PickleNode& node) {
+  for (const PickleValue& child : node.items) {
+    if (child.identity() == nullptr) continue;
+    PickleNode& inner = mutable_node(child);
+    if (--inner.holders != 0 || inner.memo_slot != PickleNode::kNoMemoSlot ||
+        inner.kind == PickleKind::list || inner.kind == PickleKind::tuple ||
+        inner.kind == PickleKind::dict || on_stack(&inner)) {
+      continue;  // a str or bytes that this entry alone holds goes with it
+    }
+    charged_ -= std::min(charged_, kNodeCost + inner.text.size());
+    doc_.recycle(inner);
+  }
+  if (node.memo_slot != PickleNode::kNoMemoSlot) {
+    if (memo_recycled_.size() < memo_.size()) memo_recycled_.resize(memo_.size());
+    memo_recycled_[node.memo_slot] = true;
+    memo_[node.memo_slot] = PickleValue();
+  }
+  charged_ -= std::min(charged_, kNodeCost + node.items.size() * kSlotCost);
+  doc_.recycle(node);
+}
+
+void PickleDecoder::hand_over_entries(std::size_t trace_index, std::size_t first) {
+  const std::size_t count = stack_.size() - first;
+  for (std::size_t i = first; i < stack_.size(); ++i) {
+    if (stack_[i].identity() == nullptr) continue;
+    PickleNode& node = mutable_node(stack_[i]);
+    if (node.consumed || node.holders != 0) {
+      op_offset_ = node.offset;
+      fail("this trace entry appears twice through memo references; torch writes each entry once");
+    }
+    node.consumed = true;
+  }
+  charge(sink_->take_entries(stack_[trace_index], device_of_trace(trace_index), &stack_[first], count));
+  std::vector<PickleNode*> done;
+  done.reserve(count);
+  for (std::size_t i = first; i < stack_.size(); ++i) {
+    if (stack_[i].identity() != nullptr) done.push_back(&mutable_node(stack_[i]));
+  }
+  stack_.resize(first);
+  if (stack_.size() > kMaxStackScannedForCopies) return;
+  for (PickleNode* node : done) {
+    if (node->memoized_twice || on_stack(node)) continue;
+    recycle(*node);
+  }
 }
 
 void PickleDecoder::refuse() const {
@@ -293,9 +429,11 @@ void PickleDecoder::finish() {
     fail("STOP with " + std::to_string(stack_.size()) +
          " values on the stack; a pickle ends with exactly one");
   }
-  if (pos_ != size_) {
-    op_offset_ = pos_;
-    fail(std::to_string(size_ - pos_) + " bytes follow STOP; a snapshot file holds one pickle");
+  if (!input_.at_end()) {
+    op_offset_ = input_.position();
+    const auto left = input_.known_left();
+    fail((left ? std::to_string(*left) + " bytes follow" : std::string("more bytes follow")) +
+         " STOP; a snapshot file holds one pickle");
   }
   doc_.root_ = stack_.back();
   hold(doc_.root_);
@@ -305,21 +443,20 @@ void PickleDecoder::finish() {
 PickleDocument PickleDecoder::run() {
   read_protocol();
   for (;;) {
-    if (pos_ >= size_) {
-      op_offset_ = size_;
-      fail("the file ends without STOP (truncated)");
-    }
-    op_offset_ = pos_;
-    op_ = data_[pos_++];
+    op_offset_ = input_.position();
+    const std::uint8_t* op = input_.take(1);
+    if (op == nullptr) fail("the file ends without STOP (truncated)");
+    op_ = *op;
     switch (op_) {
       case opcode::STOP: finish(); return std::move(doc_);
       case opcode::PROTO: fail_op("appears after the start; a pickle names its protocol once");
       case opcode::FRAME: {
         // Protocol 4 groups opcodes in frames of up to 64 KiB; only the length needs checking.
         const std::uint64_t length = read_le(8);
-        if (length > size_ - pos_) {
+        const auto left = input_.known_left();
+        if (left && length > *left) {
           fail_op("declares " + std::to_string(length) + " bytes but the file has " +
-                  std::to_string(size_ - pos_) + " left (truncated)");
+                  std::to_string(*left) + " left (truncated)");
         }
         break;
       }
@@ -357,6 +494,10 @@ PickleDocument PickleDecoder::run() {
       case opcode::LONG4: {
         const std::uint64_t n = read_le(4);
         if (n & 0x80000000u) fail_op("has a negative length");
+        require_available(n);
+        if (n > limits_.max_string_bytes) {
+          fail_op("holds an integer of " + format_size(n) + "; snapshot integers are 64-bit");
+        }
         push_integer_le(take(n), static_cast<std::size_t>(n));
         break;
       }
@@ -379,7 +520,10 @@ PickleDocument PickleDecoder::run() {
       // Containers.
       case opcode::EMPTY_LIST: make_container(PickleKind::list, stack_.size()); break;
       case opcode::EMPTY_TUPLE: make_container(PickleKind::tuple, stack_.size()); break;
-      case opcode::EMPTY_DICT: make_container(PickleKind::dict, stack_.size()); break;
+      case opcode::EMPTY_DICT:
+        if (sink_ != nullptr) hand_over_finished_entries();
+        make_container(PickleKind::dict, stack_.size());
+        break;
       case opcode::LIST: make_container(PickleKind::list, pop_mark().stack_size); break;
       case opcode::TUPLE: make_container(PickleKind::tuple, pop_mark().stack_size); break;
       case opcode::TUPLE1:
@@ -398,11 +542,11 @@ PickleDocument PickleDecoder::run() {
       }
       case opcode::APPEND:
         require(2);
-        move_into(target(stack_.size() - 2, PickleKind::list), stack_.size() - 1);
+        append(stack_.size() - 2, stack_.size() - 1);
         break;
       case opcode::APPENDS: {
         const std::size_t first = pop_mark().stack_size;
-        move_into(target(first - 1, PickleKind::list), first);
+        append(first - 1, first);
         break;
       }
       case opcode::SETITEM:
@@ -428,7 +572,13 @@ PickleDocument PickleDecoder::run() {
 
 PickleDocument decode_pickle(const std::uint8_t* data, std::size_t size,
                              const PickleLimits& limits) {
-  return PickleDecoder(data, size, limits).run();
+  PickleInput input(data, size);
+  return PickleDecoder(input, limits, nullptr).run();
+}
+
+PickleDocument decode_pickle(PickleInput& input, const PickleLimits& limits,
+                             PickleTraceSink* sink) {
+  return PickleDecoder(input, limits, sink).run();
 }
 
 }  // namespace oomlab::replay

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/replay/pickle_input.hpp"
 #include "harness/replay/pickle_value.hpp"
 
 namespace oomlab::replay {
@@ -44,20 +45,39 @@ struct PickleLimits {
   std::size_t max_string_bytes = std::size_t{16} << 20;
   // Memo slots. Python memoizes every str, dict and list: about three per trace event.
   std::size_t max_memo_entries = std::size_t{1} << 26;
-  // Memory the decoded values may take (nodes, items, strings, memo, stack), approximately.
+  // Memory the decoded values may hold at once (nodes, items, strings, memo, stack, and what a
+  // PickleTraceSink keeps of the entries handed to it), approximately. The input is not counted:
+  // it is read as a stream.
   std::size_t max_decoded_bytes = std::size_t{4} << 30;
-  // Bytes of that budget the caller already holds (the file's bytes, the gunzipped pickle), so
-  // reading a snapshot has one memory limit, not a cap per stage that add up.
-  std::size_t bytes_already_used = 0;
 };
 
 // The pickle protocol named by the first two bytes (PROTO and 2 to 5), checked before anything
 // else is read: throws PickleError at byte 0 for anything else (text protocols, gzip, zeros).
 int pickle_protocol_of(const std::uint8_t* data, std::size_t size);
 
+// Takes each device's trace entries as the decoder completes them, so that a big snapshot's
+// trace is turned into events while it is read and never held as a tree of values
+// (snapshot_parse.cpp). The decoder hands over the dicts on the stack above a list that sits
+// where snapshot["device_traces"][device] is being written (the root dict below, the key
+// "device_traces", the list of devices, earlier devices' lists), then forgets them: the trace
+// list stays empty, and what reads the document checks that the lists it was handed are the
+// ones the root holds there.
+class PickleTraceSink {
+ public:
+  virtual ~PickleTraceSink() = default;
+  // `count` values, oldest first, appended to `trace` (device `device`). Returns the bytes the
+  // sink now holds for them, charged against max_decoded_bytes.
+  virtual std::size_t take_entries(const PickleValue& trace, std::size_t device,
+                                   const PickleValue* entries, std::size_t count) = 0;
+};
+
 // Decodes one whole pickle: `size` bytes at `data`, ending with STOP and nothing after it.
 // Throws PickleError.
 PickleDocument decode_pickle(const std::uint8_t* data, std::size_t size,
                              const PickleLimits& limits = {});
+// The same from a stream, trace entries handed to `sink` when there is one. What counts against
+// max_decoded_bytes is what is held: an entry handed over is charged as the sink says.
+PickleDocument decode_pickle(PickleInput& input, const PickleLimits& limits,
+                             PickleTraceSink* sink);
 
 }  // namespace oomlab::replay

@@ -117,6 +117,11 @@ std::uint64_t PickleValue::offset() const { return is_node_kind(kind_) ? node_->
 std::uint32_t PickleValue::holders() const { return is_node_kind(kind_) ? node_->holders : 0; }
 
 PickleNode& PickleDocument::add_node() {
+  if (!free_nodes_.empty()) {
+    PickleNode& node = *free_nodes_.back();
+    free_nodes_.pop_back();
+    return node;
+  }
   if (used_in_last_chunk_ == last_chunk_size_) {
     last_chunk_size_ =
         last_chunk_size_ == 0 ? 64 : std::min<std::size_t>(2 * last_chunk_size_, 4096);
@@ -125,6 +130,19 @@ PickleNode& PickleDocument::add_node() {
   }
   ++node_count_;
   return chunks_.back()[used_in_last_chunk_++];
+}
+
+void PickleDocument::recycle(PickleNode& node) {
+  node.kind = PickleKind::none;
+  node.visit_state = 0;
+  node.consumed = false;
+  node.memoized_twice = false;
+  node.holders = 0;
+  node.height = 0;
+  node.memo_slot = PickleNode::kNoMemoSlot;
+  node.text.clear();
+  node.items.clear();
+  free_nodes_.push_back(&node);
 }
 
 const void* PickleValue::identity() const { return is_node_kind(kind_) ? node_ : nullptr; }

@@ -88,12 +88,18 @@ static_assert(sizeof(PickleValue) == 16, "PickleValue is meant to stay two words
 
 // Storage for strings, bytes and containers; read it through PickleValue.
 struct PickleNode {
+  static constexpr std::uint32_t kNoMemoSlot = 0xFFFFFFFFu;
   PickleKind kind = PickleKind::none;
-  std::uint64_t offset = 0;  // byte offset of the opcode that made it
-  std::uint32_t holders = 0;
   // Scratch for the graph check after decoding (pickle_graph.cpp).
   mutable std::uint8_t visit_state = 0;
+  // Streaming (pickle_decoder.hpp's PickleTraceSink): handed to the sink as a trace entry, and
+  // put in the memo more than once (so not recycled).
+  bool consumed = false;
+  bool memoized_twice = false;
+  std::uint32_t holders = 0;
+  std::uint64_t offset = 0;  // byte offset of the opcode that made it
   mutable std::uint32_t height = 0;
+  std::uint32_t memo_slot = kNoMemoSlot;  // the memo slot it was put in, if any
   std::string text;                // string, bytes
   std::vector<PickleValue> items;  // list, tuple; dict: key0, value0, key1, value1, ...
 };
@@ -114,6 +120,10 @@ class PickleDocument {
  private:
   friend class PickleDecoder;
   PickleNode& add_node();
+  // A node nothing can reach any more (a trace entry turned into an event): made again by the
+  // next add_node, its vectors' capacity kept, so a streamed trace reuses a few nodes.
+  void recycle(PickleNode& node);
+  std::vector<PickleNode*> free_nodes_;
   // Chunks of nodes, 64 then doubling up to 4096: a node never moves once made (values point
   // at it), a million-event trace costs a few hundred allocations for its nodes, and a tiny
   // pickle a small one.

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "harness/memory/size.hpp"
@@ -37,69 +39,124 @@ void check_pickle_start(const std::uint8_t* data, std::size_t size, const std::s
   }
 }
 
-#if OOMLAB_REPLAY_WITH_ZLIB
-struct Inflater {  // zlib's stream, ended on every path out
-  z_stream stream{};
-  Inflater() = default;
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater() { inflateEnd(&stream); }
+// A failure of the stream under the decoder (a damaged gzip, a read error): it already names
+// the file, so it passes the decoder's messages by.
+class StreamError : public SnapshotError {
+ public:
+  using SnapshotError::SnapshotError;
 };
 
-// Inflates into a buffer that grows up to max_bytes and never past it (capacity is reserved by
-// hand: a vector's doubling would reach twice the cap), so a gzip bomb costs the cap at most;
-// the first bytes out must start a pickle, so zeros stop at the first megabyte.
-std::vector<std::uint8_t> gunzip(const std::uint8_t* data, std::size_t size,
-                                 const std::string& name, std::uint64_t max_bytes) {
-  Inflater inflater;
-  z_stream& stream = inflater.stream;
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) fail(name, "cannot start gunzip");
-  std::vector<std::uint8_t> out;
-  std::size_t fed = 0;  // input handed to zlib so far (uInt counts at most 4 GiB at a time)
-  bool start_checked = false;
-  for (;;) {
-    if (stream.avail_in == 0 && fed < size) {
-      const std::size_t chunk = std::min<std::size_t>(size - fed, std::size_t{1} << 30);
-      stream.next_in = const_cast<Bytef*>(data + fed);
-      stream.avail_in = static_cast<uInt>(chunk);
-      fed += chunk;
-    }
-    if (out.size() >= max_bytes) {
-      fail(name, "decompresses to more than " + format_size(max_bytes) + " (the reader's memory limit)");
-    }
-    const std::size_t before = out.size();
-    const std::size_t grow = std::min<std::uint64_t>(std::uint64_t{1} << 20, max_bytes - before);
-    if (before + grow > out.capacity()) {
-      out.reserve(std::min<std::uint64_t>(std::max(2 * out.capacity(), before + grow), max_bytes));
-    }
-    out.resize(before + grow);
-    stream.next_out = out.data() + before;
-    stream.avail_out = static_cast<uInt>(grow);
-    const int status = inflate(&stream, Z_NO_FLUSH);
-    out.resize(before + grow - stream.avail_out);
-    if (!start_checked && (out.size() >= 2 || status == Z_STREAM_END)) {
-      check_pickle_start(out.data(), out.size(), name, "gunzipped, ");
-      start_checked = true;
-    }
-    if (status == Z_STREAM_END) break;
-    const bool input_left = stream.avail_in != 0 || fed < size;
-    if (status == Z_OK || (status == Z_BUF_ERROR && input_left)) continue;
-    fail(name, "is a damaged or truncated gzip file");
-  }
-  if (stream.avail_in != 0 || fed != size) {
-    fail(name, "has data after its gzip stream (several files concatenated?)");
-  }
-  return out;
+[[noreturn]] void fail_stream(const std::string& name, const std::string& problem) {
+  throw StreamError(quote_user_text(name, 120) + ": " + problem);
 }
+
+constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+
+// The compressed bytes: a file read in chunks, or a buffer.
+class CompressedInput {
+ public:
+  CompressedInput(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  CompressedInput(std::ifstream& file, const std::string& name) : file_(&file), name_(name) {}
+
+  // The next bytes, empty at the end.
+  std::pair<const std::uint8_t*, std::size_t> next() {
+    if (file_ == nullptr) {
+      const std::size_t chunk = std::min(size_ - fed_, std::size_t{1} << 30);
+      const std::uint8_t* bytes = data_ + fed_;
+      fed_ += chunk;
+      return {bytes, chunk};
+    }
+    buffer_.resize(kReadChunk);
+    file_->read(reinterpret_cast<char*>(buffer_.data()), static_cast<std::streamsize>(buffer_.size()));
+    if (file_->bad()) fail_stream(name_, std::string("could not be read: ") + std::strerror(errno));
+    return {buffer_.data(), static_cast<std::size_t>(file_->gcount())};
+  }
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t fed_ = 0;
+  std::ifstream* file_ = nullptr;
+  std::string name_;
+  std::vector<std::uint8_t> buffer_;
+};
+
+#if OOMLAB_REPLAY_WITH_ZLIB
+// Inflates as the decoder asks for bytes: only zlib's window and a chunk of input are held, so a
+// gzip bomb costs nothing until its bytes are decoded (and its first ones must start a pickle).
+class Gunzip {
+ public:
+  Gunzip(CompressedInput input, std::string name) : input_(std::move(input)), name_(std::move(name)) {
+    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) fail_stream(name_, "cannot start gunzip");
+  }
+  Gunzip(const Gunzip&) = delete;
+  Gunzip& operator=(const Gunzip&) = delete;
+  ~Gunzip() { inflateEnd(&stream_); }
+
+  std::size_t read(std::uint8_t* out, std::size_t size) {
+    if (ended_ || size == 0) return 0;
+    stream_.next_out = out;
+    stream_.avail_out = static_cast<uInt>(std::min<std::size_t>(size, std::size_t{1} << 30));
+    const uInt asked = stream_.avail_out;
+    while (stream_.avail_out == asked) {
+      if (stream_.avail_in == 0 && !input_ended_) {
+        const auto [bytes, count] = input_.next();
+        stream_.next_in = const_cast<Bytef*>(bytes);
+        stream_.avail_in = static_cast<uInt>(count);
+        input_ended_ = count == 0;
+      }
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      if (status == Z_STREAM_END) {
+        ended_ = true;
+        const bool trailing = stream_.avail_in != 0 || (!input_ended_ && input_.next().second != 0);
+        if (trailing) fail_stream(name_, "has data after its gzip stream (several files concatenated?)");
+        break;
+      }
+      if (status == Z_OK || (status == Z_BUF_ERROR && !input_ended_)) continue;
+      fail_stream(name_, "is a damaged or truncated gzip file");
+    }
+    return asked - stream_.avail_out;
+  }
+
+ private:
+  CompressedInput input_;
+  std::string name_;
+  z_stream stream_{};
+  bool input_ended_ = false;
+  bool ended_ = false;
+};
 #endif
 
-// The file's bytes, or `size` more, against the one memory limit.
-void charge(std::uint64_t& used, std::uint64_t size, const std::string& name, std::uint64_t limit) {
-  if (size > limit - used) {
-    fail(name, "holds " + format_size(static_cast<std::size_t>(size)) + ", more than the reader's memory limit of " +
-                   format_size(static_cast<std::size_t>(limit)));
+Snapshot decode_checked(PickleInput& input, const std::string& name, const SnapshotReadLimits& limits) {
+  PickleLimits pickle = limits.pickle;
+  pickle.max_decoded_bytes = static_cast<std::size_t>(
+      std::min<std::uint64_t>(limits.max_memory_bytes, limits.pickle.max_decoded_bytes));
+  try {
+    return decode_snapshot(input, pickle);
+  } catch (const StreamError&) {
+    throw;
+  } catch (const PickleError& error) {
+    fail(name, error.what());
+  } catch (const SnapshotError& error) {
+    fail(name, error.what());
   }
-  used += size;
+}
+
+Snapshot read_gzip(CompressedInput compressed, const std::string& name, const SnapshotReadLimits& limits) {
+#if OOMLAB_REPLAY_WITH_ZLIB
+  Gunzip gunzip(std::move(compressed), name);
+  PickleInput input([&](std::uint8_t* out, std::size_t size) { return gunzip.read(out, size); },
+                    std::nullopt);
+  // The first bytes it inflates must start a pickle: a bomb of zeros stops here.
+  const std::uint8_t* head = input.peek(2);
+  check_pickle_start(head != nullptr ? head : input.peek(input.buffered()),
+                     head != nullptr ? 2 : input.buffered(), name, "gunzipped, ");
+  return decode_checked(input, name, limits);
+#else
+  (void)compressed;
+  (void)limits;
+  fail(name, "is gzip-compressed and this build has no zlib: gunzip it first");
+#endif
 }
 
 }  // namespace
@@ -108,32 +165,9 @@ bool snapshot_gzip_supported() { return OOMLAB_REPLAY_WITH_ZLIB != 0; }
 
 Snapshot read_snapshot(const std::uint8_t* data, std::size_t size, const std::string& name,
                        const SnapshotReadLimits& limits) {
-  const std::uint64_t limit = limits.max_memory_bytes;
-  std::uint64_t used = 0;
-  charge(used, size, name, limit);
-  std::vector<std::uint8_t> unzipped;
-  if (is_gzip(data, size)) {
-#if OOMLAB_REPLAY_WITH_ZLIB
-    unzipped = gunzip(data, size, name, limit - used);
-    used += unzipped.size();
-    data = unzipped.data();
-    size = unzipped.size();
-#else
-    fail(name, "is gzip-compressed and this build has no zlib: gunzip it first");
-#endif
-  }
-  PickleLimits pickle = limits.pickle;
-  pickle.bytes_already_used = static_cast<std::size_t>(used);
-  const std::uint64_t left = limit - used;
-  pickle.max_decoded_bytes =
-      static_cast<std::size_t>(used + std::min<std::uint64_t>(left, limits.pickle.max_decoded_bytes));
-  try {
-    return parse_snapshot(decode_pickle(data, size, pickle));
-  } catch (const PickleError& error) {
-    fail(name, error.what());
-  } catch (const SnapshotError& error) {
-    fail(name, error.what());
-  }
+  if (is_gzip(data, size)) return read_gzip(CompressedInput(data, size), name, limits);
+  PickleInput input(data, size);
+  return decode_checked(input, name, limits);
 }
 
 Snapshot load_snapshot(const std::string& path, const SnapshotReadLimits& limits) {
@@ -147,21 +181,24 @@ Snapshot load_snapshot(const std::string& path, const SnapshotReadLimits& limits
   if (!file) fail(path, std::string("cannot be opened: ") + std::strerror(errno));
   const std::streamoff length = file.tellg();
   if (length < 0) fail(path, "cannot be read");
-  std::uint64_t used = 0;
-  charge(used, static_cast<std::uint64_t>(length), path, limits.max_memory_bytes);
   // The magic first: a 2 GB file of zeros is refused after two bytes, not after reading it.
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::min<std::streamoff>(length, 2)));
+  std::uint8_t head[2] = {0, 0};
+  const std::size_t head_size = static_cast<std::size_t>(std::min<std::streamoff>(length, 2));
   file.seekg(0);
-  if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) {
+  if (!file.read(reinterpret_cast<char*>(head), static_cast<std::streamsize>(head_size))) {
     fail(path, std::string("could not be read: ") + std::strerror(errno));
   }
-  if (!is_gzip(bytes.data(), bytes.size())) check_pickle_start(bytes.data(), bytes.size(), path, "");
-  const std::size_t head = bytes.size();
-  bytes.resize(static_cast<std::size_t>(length));
-  if (!file.read(reinterpret_cast<char*>(bytes.data() + head), static_cast<std::streamsize>(bytes.size() - head))) {
-    fail(path, std::string("could not be read: ") + std::strerror(errno));
-  }
-  return read_snapshot(bytes.data(), bytes.size(), path, limits);
+  file.seekg(0);
+  if (is_gzip(head, head_size)) return read_gzip(CompressedInput(file, path), path, limits);
+  check_pickle_start(head, head_size, path, "");
+  PickleInput input(
+      [&](std::uint8_t* out, std::size_t size) {
+        file.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(size));
+        if (file.bad()) fail_stream(path, std::string("could not be read: ") + std::strerror(errno));
+        return static_cast<std::size_t>(file.gcount());
+      },
+      static_cast<std::uint64_t>(length));
+  return decode_checked(input, path, limits);
 }
 
 }  // namespace oomlab::replay

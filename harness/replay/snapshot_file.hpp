@@ -1,10 +1,12 @@
-// A snapshot file to a Snapshot: read (gunzipped when it is a .gz; committed fixtures may be),
-// decoded with the safe pickle subset, parsed. Every failure is one SnapshotError line that
-// starts with the file's name: "'run.pickle': byte 57: opcode REDUCE (0x52) calls ...".
+// A snapshot file to a Snapshot: read as a stream (gunzipped as it is read when it is a .gz;
+// committed fixtures may be), decoded with the safe pickle subset, parsed, trace entries turned
+// into TraceEntry as they are decoded. Every failure is one SnapshotError line that starts with
+// the file's name: "'run.pickle': byte 57: opcode REDUCE (0x52) calls ...".
 //
 // A hostile file costs little: its first bytes (gzip's magic, or PROTO and a protocol 2 to 5;
-// for a gzip, the first bytes it inflates to) are checked before the rest is read or inflated,
-// and the file's bytes, the gunzipped pickle and the decoded values share one memory limit.
+// for a gzip, the first bytes it inflates to) are checked before the rest is read or inflated;
+// neither the file nor the inflated pickle is ever held whole (a 1 MiB window of it is), and
+// what the decoded values hold has one memory limit, whatever the file's size.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,9 +18,10 @@
 namespace oomlab::replay {
 
 struct SnapshotReadLimits {
-  // The one limit: the file's bytes + the pickle after gunzip + the decoded values (the
-  // decoder's max_decoded_bytes counts inside it). A 1M-entry snapshot takes a few hundred MB.
-  std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
+  // The one limit: what the decoded snapshot holds while it is read (the decoder's
+  // max_decoded_bytes counts inside it). A trace entry is held as a 56-byte TraceEntry, so a
+  // 2 GB snapshot of 40M entries holds about 2.3 GB.
+  std::uint64_t max_memory_bytes = std::uint64_t{8} << 30;
   PickleLimits pickle;  // its other limits (depth, strings, memo) apply as they are
 };
 

@@ -17,6 +17,8 @@ namespace {
 constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
 // Distinct action names this reader does not know; torch has added one or two per release.
 constexpr std::size_t kMaxOtherActions = 64;
+// Devices a snapshot has traces for: torch writes one per visible GPU.
+constexpr std::size_t kMaxDevices = 4096;
 
 // Where a value sits, rendered only for a message: "segments[3].blocks[2]", "device_traces[0][7]".
 struct Where {
@@ -171,11 +173,13 @@ constexpr ActionName kActions[] = {
     {"oom", TraceAction::oom},
 };
 
-class SnapshotParser {
+class SnapshotParser final : public PickleTraceSink {
  public:
   explicit SnapshotParser(Snapshot& snapshot) : snapshot_(snapshot) {}
 
   void parse_root(const PickleValue& root);
+  std::size_t take_entries(const PickleValue& trace, std::size_t device,
+                           const PickleValue* entries, std::size_t count) override;
 
  private:
   void parse_segment(const PickleValue& dict, const Where& where);
@@ -192,7 +196,28 @@ class SnapshotParser {
   // The same frames list or frame dict reached again (torch shares them) is read once.
   std::unordered_map<const void*, StackId> stack_of_list_;
   std::unordered_map<const void*, FrameId> frame_of_dict_;
+  // The trace lists whose entries were handed over while decoding, by device.
+  std::unordered_map<std::size_t, const void*> streamed_trace_;
 };
+
+std::size_t SnapshotParser::take_entries(const PickleValue& trace, std::size_t device,
+                                         const PickleValue* entries, std::size_t count) {
+  const Where where{"device_traces", device};
+  if (device >= kMaxDevices) {
+    fail(where, trace, "is one of more than " + std::to_string(kMaxDevices) + " device traces");
+  }
+  const auto [known, added] = streamed_trace_.emplace(device, trace.identity());
+  if (!added && known->second != trace.identity()) {
+    fail(where, trace, "two lists are written as this device's trace");
+  }
+  if (snapshot_.device_traces.size() <= device) snapshot_.device_traces.resize(device + 1);
+  std::vector<TraceEntry>& trace_entries = snapshot_.device_traces[device];
+  const std::size_t capacity_before = trace_entries.capacity();
+  for (std::size_t i = 0; i < count; ++i) {
+    parse_entry(entries[i], Where{"device_traces", device, "", trace_entries.size()}, trace_entries);
+  }
+  return (trace_entries.capacity() - capacity_before) * sizeof(TraceEntry);
+}
 
 void SnapshotParser::parse_root(const PickleValue& root) {
   if (root.is(PickleKind::list)) {
@@ -218,18 +243,29 @@ void SnapshotParser::parse_root(const PickleValue& root) {
 
   if (const PickleValue* traces = root.find("device_traces")) {
     require_list({"device_traces"}, *traces, "a list with one trace per device");
+    if (snapshot_.device_traces.size() > traces->size()) {
+      throw SnapshotError("device_traces: entries were written for device " +
+                          std::to_string(snapshot_.device_traces.size() - 1) + " but the list holds " +
+                          std::to_string(traces->size()) + " traces");
+    }
     snapshot_.device_traces.resize(traces->size());
     for (std::size_t device = 0; device < traces->size(); ++device) {
       const PickleValue trace = traces->item(device);
       const Where trace_where{"device_traces", device};
       require_list(trace_where, trace, "a list of trace entries");
       require_held_once(trace_where, trace, "trace list");
+      const auto streamed = streamed_trace_.find(device);
+      if (streamed != streamed_trace_.end() && streamed->second != trace.identity()) {
+        fail(trace_where, trace, "is not the list whose entries were written as this device's trace");
+      }
       std::vector<TraceEntry>& entries = snapshot_.device_traces[device];
-      entries.reserve(trace.size());
+      entries.reserve(entries.size() + trace.size());
       for (std::size_t i = 0; i < trace.size(); ++i) {
-        parse_entry(trace.item(i), Where{"device_traces", device, "", i}, entries);
+        parse_entry(trace.item(i), Where{"device_traces", device, "", entries.size()}, entries);
       }
     }
+  } else if (!streamed_trace_.empty()) {
+    throw SnapshotError("device_traces: trace entries were written but the snapshot has no 'device_traces'");
   }
   if (const PickleValue* settings = root.find("allocator_settings")) {
     parse_settings(*settings);
@@ -494,6 +530,15 @@ std::uint32_t SnapshotParser::other_action(const Field& field, std::string_view 
 }
 
 }  // namespace
+
+Snapshot decode_snapshot(PickleInput& input, const PickleLimits& limits) {
+  Snapshot snapshot;
+  SnapshotParser parser(snapshot);
+  const PickleDocument document = decode_pickle(input, limits, &parser);
+  snapshot.pickle_protocol = document.protocol();
+  parser.parse_root(document.root());
+  return snapshot;
+}
 
 Snapshot parse_snapshot(const PickleDocument& document) {
   Snapshot snapshot;

@@ -8,6 +8,7 @@
 // A snapshot without trace entries reads fine: whether it can be replayed is snapshot_events'
 // question.
 #pragma once
+#include "harness/replay/pickle_decoder.hpp"
 #include "harness/replay/pickle_value.hpp"
 #include "harness/replay/snapshot.hpp"
 
@@ -16,5 +17,10 @@ namespace oomlab::replay {
 // Throws SnapshotError: "segments[3].blocks[1]: 'size' is a str, expected an int (dict at
 // byte 1234)".
 Snapshot parse_snapshot(const PickleDocument& document);
+
+// Decodes and parses in one pass: each device's trace entries become TraceEntry as the decoder
+// completes them (PickleTraceSink), so a big trace is never held as pickle values. Throws
+// PickleError or SnapshotError.
+Snapshot decode_snapshot(PickleInput& input, const PickleLimits& limits);
 
 }  // namespace oomlab::replay

@@ -1,6 +1,6 @@
 // Hostile files cost little: a sparse file of zeros is refused from its first bytes, a gzip
-// bomb stops at the first megabyte it inflates, and the file, the gunzipped pickle and the
-// decoded values share one memory limit instead of one cap each.
+// bomb stops at the first megabyte it inflates, and the file and the gunzipped pickle are read
+// as streams: the one memory limit is on what the decoded values hold, not on the file's size.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -15,6 +15,7 @@
 #include "harness/replay/snapshot_file.hpp"
 #include "harness/replay/tests/fixture_files.hpp"
 #include "harness/replay/tests/peak_memory.hpp"
+#include "harness/replay/tests/pickle_builder.hpp"
 
 namespace oomlab::replay {
 namespace {
@@ -90,43 +91,76 @@ TEST(HostileFile, AGzipBombStopsAtItsFirstBytes) {
   EXPECT_LT(*cost, kCheapBytes) << "the bomb was inflated before its first bytes were checked";
 }
 
-TEST(HostileFile, AGzipThatInflatesPastTheLimitStopsThere) {
+TEST(HostileFile, AGzipOfAHugeStrStopsAtItsLength) {
   if (!snapshot_gzip_supported()) GTEST_SKIP() << "built without zlib";
-  // A pickle's start, then a long str: the gunzip cap is what stops it.
+  // A pickle's start, then a 64 MiB str: refused from its length, before it is inflated.
   std::string pickle = "\x80\x04X";
   pickle += std::string("\x00\x00\x00\x04", 4) + std::string(64_MiB, 'a') + ".";
-  SnapshotReadLimits limits;
-  limits.max_memory_bytes = 16_MiB;
   std::string error;
   const std::vector<std::uint8_t> bomb = gzip(pickle);
-  const auto cost = peak_growth_of([&] { error = read_error(bomb, limits); });
-  expect_one_line(error, "decompresses to more than");
-  expect_one_line(error, "(the reader's memory limit)");
+  const auto cost = peak_growth_of([&] { error = read_error(bomb); });
+  expect_one_line(error, "'hostile.gz': byte 2: BINUNICODE holds 64.00MiB, more than the 16.00MiB one string may have");
   if (!cost) GTEST_SKIP() << "no VmHWM here";
   EXPECT_LT(*cost, kCheapBytes);
 }
 
-TEST(HostileFile, TheGunzippedPickleAndItsDecodedDataShareOneLimit) {
+TEST(HostileFile, OnlyWhatTheDecodedDataHoldsCountsAgainstTheLimit) {
   if (!snapshot_gzip_supported()) GTEST_SKIP() << "built without zlib";
-  // 6 MiB inflated, 6 MiB more decoded: each under an 8 MiB limit, together over it.
+  // 6 MiB inflated and decoded: the inflated bytes are a stream, so only the str counts.
   std::string pickle = "\x80\x04X";
   pickle += std::string("\x00\x00\x60\x00", 4) + std::string(6_MiB, 'a') + ".";
   SnapshotReadLimits limits;
   limits.max_memory_bytes = 8_MiB;
-  expect_one_line(read_error(gzip(pickle), limits),
-                  "the file's bytes and its decoded data would take more than 8.00MiB (the reader's memory limit)");
-  limits.max_memory_bytes = 16_MiB;  // room for both: the str is read (and is no snapshot dict)
   expect_one_line(read_error(gzip(pickle), limits), "the pickle holds a str");
+  limits.max_memory_bytes = 4_MiB;
+  expect_one_line(read_error(gzip(pickle), limits),
+                  "the decoded data would take more than 4.00MiB (the reader's memory limit)");
 }
 
-TEST(HostileFile, AFileBeyondTheLimitIsRefusedBeforeItIsRead) {
+// A trace of `entries` entries, each with a str of `padding` bytes torch would not memoize
+// (user_metadata): the file is mostly bytes a streamed read does not keep.
+std::string padded_trace(std::size_t entries, std::size_t padding) {
+  using namespace testing;
+  std::string trace = "](";
+  for (std::size_t i = 0; i < entries; ++i) {
+    trace += py_dict({{"action", py_str(i % 2 == 0 ? "alloc" : "free_completed")},
+                      {"addr", py_int(0x7f0000000000 + 512 * static_cast<std::int64_t>(i / 2))},
+                      {"size", py_int(512)},
+                      {"stream", py_int(0)},
+                      {"user_metadata", py_str(std::string(padding, 'm'))}});
+  }
+  trace += "e";
+  return pickled(py_dict({{"segments", py_list({})}, {"device_traces", py_list({trace})}}));
+}
+
+TEST(HostileFile, AFileLargerThanTheLimitIsReadAsAStream) {
+  const std::string pickle = padded_trace(4000, 4096);  // 16 MiB of file
   TempFile file;
   ASSERT_GE(file.fd(), 0);
-  ASSERT_EQ(write(file.fd(), "\x80\x04", 2), 2);
-  ASSERT_EQ(ftruncate(file.fd(), static_cast<off_t>(64_MiB)), 0);
+  ASSERT_EQ(write(file.fd(), pickle.data(), pickle.size()), static_cast<ssize_t>(pickle.size()));
   SnapshotReadLimits limits;
-  limits.max_memory_bytes = 1_MiB;
-  expect_one_line(load_error(file.path(), limits), "holds 64.00MiB, more than the reader's memory limit of 1.00MiB");
+  limits.max_memory_bytes = 2_MiB;  // an eighth of the file: what is held counts, not its size
+  std::size_t entries = 0;
+  const auto cost = peak_growth_of([&] { entries = load_snapshot(file.path(), limits).device_traces.at(0).size(); });
+  EXPECT_EQ(entries, 4000u);
+  if (!cost) GTEST_SKIP() << "no VmHWM here";
+  EXPECT_LT(*cost, 8_MiB) << "the file or its tree was held whole";
+}
+
+TEST(HostileFile, ATraceEntryGivenTwiceThroughTheMemoIsRefused) {
+  using namespace testing;
+  const std::string entry = py_dict({{"action", py_str("alloc")}, {"addr", py_int(4096)},
+                                     {"size", py_int(512)}, {"stream", py_int(0)}});
+  // The entry memoized, read (when the next one starts), then read back from the memo.
+  const std::string trace = "](" + entry + "\x94" + entry + std::string("h\x00", 2) + "e";
+  const std::string pickle =
+      pickled(py_dict({{"segments", py_list({})}, {"device_traces", py_list({trace})}}));
+  expect_one_line(read_error(bytes_of(pickle)), "a trace entry already read");
+  // The same entry twice on the stack (DUP).
+  const std::string dup = "](" + entry + "2" + "e";
+  const std::string twice =
+      pickled(py_dict({{"segments", py_list({})}, {"device_traces", py_list({dup})}}));
+  expect_one_line(read_error(bytes_of(twice)), "this trace entry appears twice");
 }
 
 }  // namespace

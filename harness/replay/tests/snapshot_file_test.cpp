@@ -58,7 +58,7 @@ TEST(SnapshotFile, ErrorsStartWithTheFileName) {
   SnapshotReadLimits small;
   small.max_memory_bytes = 100;
   expect_one_line(load_error(fixture_path("training_protocol4.pickle"), small),
-                  "more than the reader's memory limit of 100B");
+                  "the decoded data would take more than 100B (the reader's memory limit)");
 }
 
 TEST(SnapshotFile, SnapshotErrorsAreNamedToo) {
