@@ -23,13 +23,22 @@ void check_storage(const char* op, const Tensor& values, const Tensor& codes, co
   OOMLAB_CHECK(values.numel() > 0 && values.numel() % kNf4Block == 0,
                op << ": " << values.describe() << " is not a whole number of " << kNf4Block
                   << "-value blocks (NF4 does not pad)");
+  // Any shapes (a model keeps codes as (out, in / 2), say), the element counts of nf4_shapes.
   const Nf4Shapes shapes = nf4_shapes(values.numel());
-  check_shape(op, "codes", codes, shapes.codes);
-  check_dtype(op, "codes", codes, {DType::i8});
-  check_shape(op, "absmax_q", absmax_q, shapes.absmax_q);
-  check_dtype(op, "absmax_q", absmax_q, {DType::i8});
-  check_shape(op, "absmax_scale", absmax_scale, shapes.absmax_scale);
-  check_dtype(op, "absmax_scale", absmax_scale, {DType::f32});
+  const struct {
+    const char* name;
+    const Tensor& tensor;
+    const Shape& shape;
+    DType dtype;
+  } parts[] = {{"codes", codes, shapes.codes, DType::i8},
+               {"absmax_q", absmax_q, shapes.absmax_q, DType::i8},
+               {"absmax_scale", absmax_scale, shapes.absmax_scale, DType::f32}};
+  for (const auto& part : parts) {
+    check_dtype(op, part.name, part.tensor, {part.dtype});
+    OOMLAB_CHECK(part.tensor.numel() == shape_numel(part.shape),
+                 op << ": " << part.name << " " << part.tensor.describe() << " must hold " << shape_numel(part.shape)
+                    << " elements for " << values.numel() << " values");
+  }
   check_same_device(op, {&values, &codes, &absmax_q, &absmax_scale});
 }
 

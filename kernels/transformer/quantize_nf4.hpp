@@ -54,7 +54,8 @@ std::size_t nf4_storage_bytes(std::int64_t numel);
 // Bytes quantize_nf4 allocates for its scratch (before the allocator's rounding).
 std::size_t nf4_quantize_workspace_bytes(std::int64_t numel);
 
-// x: any shape, f32, bf16 or f16; codes, absmax_q (i8) and absmax_scale (f32) of nf4_shapes(n).
+// x: any shape, f32, bf16 or f16; codes, absmax_q (i8) and absmax_scale (f32) hold the element
+// counts of nf4_shapes(n), in any shape (codes as (out, in / 2) for an (out, in) weight, say).
 void quantize_nf4(Tensor& codes, Tensor& absmax_q, Tensor& absmax_scale, const Tensor& x);
 // out: any shape of n values, f32, bf16 or f16.
 void dequantize_nf4(Tensor& out, const Tensor& codes, const Tensor& absmax_q, const Tensor& absmax_scale);

@@ -249,6 +249,8 @@ TEST(Nf4Checks, BadArgumentsThrowOnEveryDevice) {
     Tensor absmax_q = Tensor::zeros(*device, shapes.absmax_q, DType::i8);
     Tensor absmax_scale = Tensor::zeros(*device, shapes.absmax_scale, DType::f32);
     EXPECT_NO_THROW(quantize_nf4(codes, absmax_q, absmax_scale, x));
+    Tensor codes_2d = Tensor::zeros(*device, {2, 32}, DType::i8);  // a (2, 64) weight's (out, in / 2)
+    EXPECT_NO_THROW(quantize_nf4(codes_2d, absmax_q, absmax_scale, x));
     Tensor short_codes = Tensor::zeros(*device, {63}, DType::i8), f32_codes = Tensor::zeros(*device, shapes.codes, DType::f32);
     EXPECT_THROW(quantize_nf4(short_codes, absmax_q, absmax_scale, x), std::invalid_argument);
     EXPECT_THROW(quantize_nf4(f32_codes, absmax_q, absmax_scale, x), std::invalid_argument);
