@@ -13,7 +13,7 @@
 # 3. results/compare-h200-90a-vs-80.md: `oomlab compare` of each benchmark and of the suite, the
 #    sm_90a build as A and the sm_80 build as B (ratios B/A; "worse" is the cost of sm_80).
 # A benchmark that sm80-bench ran for both builds (OUTDIR/sm80/NAME.90a.json) and the bench stage
-# did not is taken from there as OUTDIR/NAME.json: the main build's numbers of the same run.
+# did not is moved from there to OUTDIR/NAME.json: the main build's numbers of the same run, once.
 # Then review `git diff`, replace results/h200 with OUTDIR and commit both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ oomlab=${OOMLAB_GPU_BUILD:-build/${OOMLAB_GPU_PRESET:-cuda}}/harness/cli/oomlab
 for main_json in "$out"/sm80/*.90a.json; do
   [[ -f $main_json ]] || continue
   name=$(basename "$main_json" .90a.json)
-  [[ -f $out/$name.json ]] || cp "$main_json" "$out/$name.json"
+  [[ -f $out/$name.json ]] || mv "$main_json" "$out/$name.json"
 done
 
 "$oomlab" report "$out" -o "$out/README.md" || status=1
@@ -49,6 +49,7 @@ compare=results/compare-h200-90a-vs-80.md
   echo "Written by ci/h200_results.sh with \`oomlab compare --all\`."
   for bench in training_bench attention_bench conv_bench; do
     a=$out/sm80/$bench.90a.json b=$out/sm80/$bench.sm80.json
+    [[ -f $a ]] || a=$out/$bench.json
     [[ -f $a && -f $b ]] || continue
     printf '\n## %s\n\n```\n' "$bench"
     "$oomlab" compare --all "$a" "$b"
