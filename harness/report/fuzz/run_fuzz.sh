@@ -24,8 +24,8 @@ mkdir -p "$build/fuzz-corpus" "$build/fuzz-artifacts" "$build/fuzz-seeds"
 seed() { for file in "$@"; do cp "$repo/$file" "$build/fuzz-seeds/$(echo "$file" | tr / _)"; done; }
 seed results/baselines/dry-small/*.json
 seed results/h200/full/gpt_train.bf16.cuda-full.json results/h200/full/val_blowup.broken.cuda-full.json
-seed results/h200/suite/suite.json results/h200/suite/weights7b.broken.dry-full.oom.json \
-  results/h200/suite/weights7b.broken.cuda-small.oom.json results/h200/suite/spawn.broken-spawn.dry-full.oom.json
+seed results/h200/suite/suite.json results/h200/suite/weights7b.broken.cuda-small.oom.json \
+  results/h200/suite/spawn.broken-spawn.cuda-small.oom.json results/h200/suite/fragmentation.broken.cuda-small.oom.json
 seed results/h200-history/attention_bench.json results/h200-history/host_path_bench.json
 # Two sides of a comparison: a record, NUL, the same variant at another peak.
 printf '%s\0%s' "$(cat "$repo/results/baselines/dry-small/fragmentation.broken.json")" \
