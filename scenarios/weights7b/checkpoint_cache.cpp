@@ -11,6 +11,7 @@
 #include "harness/runner/temp_directory.hpp"
 #include "scenarios/models/safetensors/llama_checkpoint.hpp"
 #include "scenarios/weights7b/checkpoint_match.hpp"
+#include "scenarios/weights7b/weights7b_knobs.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -71,7 +72,7 @@ std::string cached_checkpoint_path(const std::string& preset, DType dtype) {
 
 CheckpointSource checkpoint_for(DeviceKind kind, const WantedCheckpoint& wanted,
                                 const std::function<void(const std::string&)>& note) {
-  const safetensors::LlamaShape& shape = safetensors::llama_preset(wanted.preset);
+  const safetensors::LlamaShape shape = llama_shape_of(wanted.preset);
   if (const char* given = given_checkpoint_path(wanted.dtype)) {
     const CheckpointSource source =
         kind == DeviceKind::dry ? CheckpointSource::header_only(given) : CheckpointSource::open(given);
@@ -85,11 +86,11 @@ CheckpointSource checkpoint_for(DeviceKind kind, const WantedCheckpoint& wanted,
     return weights;
   }
   if (kind == DeviceKind::dry) {
-    return CheckpointSource::plan("plan " + wanted.preset + " " + dtype_name(wanted.dtype),
+    return CheckpointSource::plan("plan " + shape.name + " " + dtype_name(wanted.dtype),
                                   safetensors::llama_layout(shape, wanted.dtype));
   }
-  const std::string path = cached_checkpoint_path(wanted.preset, wanted.dtype);
-  if (!usable_cached_file(path, wanted.preset, wanted.dtype)) {
+  const std::string path = cached_checkpoint_path(shape.name, wanted.dtype);
+  if (!usable_cached_file(path, shape.name, wanted.dtype)) {
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
     if (env("OOMLAB_WEIGHTS7B_DIR")) {
       std::filesystem::create_directories(dir);  // the user's own choice of folder

@@ -9,6 +9,7 @@
 #include "scenarios/models/safetensors/llama_checkpoint.hpp"
 #include "scenarios/weights7b/checkpoint_cache.hpp"
 #include "scenarios/weights7b/weights7b.hpp"
+#include "scenarios/weights7b/weights7b_knobs.hpp"
 
 namespace oomlab::scenarios::weights7b {
 namespace {
@@ -83,7 +84,7 @@ std::string scale_alternative(const std::string& preset, const std::string& chos
 
 void require_llama_checkpoint(const std::string& label, const std::vector<TensorEntry>& tensors,
                               const WantedCheckpoint& wanted) {
-  const std::string difference = first_difference(tensors, safetensors::llama_preset(wanted.preset), wanted.dtype);
+  const std::string difference = first_difference(tensors, llama_shape_of(wanted.preset), wanted.dtype);
   if (difference.empty()) return;
   // The right kind of file for another run: say which and how to load it, rather than its first
   // odd tensor. A dtype is a variable of its own, so that comes first.

@@ -1,10 +1,13 @@
 #include "scenarios/weights7b/weights7b_knobs.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <stdexcept>
 
 #include "harness/memory/size.hpp"
-#include "scenarios/models/safetensors/llama_checkpoint.hpp"
+#include "harness/memory/user_text.hpp"
+#include "scenarios/models/transformer/model_choice.hpp"
 
 namespace oomlab::scenarios {
 namespace {
@@ -36,10 +39,52 @@ std::int64_t longest_row(const safetensors::LlamaShape& shape) { return std::max
 
 }  // namespace
 
+safetensors::LlamaShape llama_shape_of(const std::string& model) {
+  for (const std::string& preset : safetensors::llama_preset_names()) {
+    if (preset == model) return safetensors::llama_preset(model);
+  }
+  const std::vector<std::string> transformers = model::transformer_preset_names();
+  std::error_code no_file;
+  if (std::find(transformers.begin(), transformers.end(), model) == transformers.end() &&
+      model.find('/') == std::string::npos && !std::filesystem::exists(model, no_file)) {
+    std::string known;
+    for (const std::string& preset : safetensors::llama_preset_names()) known += (known.empty() ? "" : ", ") + preset;
+    throw std::invalid_argument("model " + quote_user_text(model) + " is not one of " + known +
+                                ", nor a LLaMA-layout transformer preset (llama-3-8b, mistral-7b: oomlab list "
+                                "--models) or a config.json (or its folder)");
+  }
+  const model::TransformerConfig config = model::resolve_model(model);
+  const auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument(config.name + " (" + config.architecture + ") " + why +
+                                ": weights7b generates and loads LLaMA-layout checkpoints");
+  };
+  if (config.is_gpt2()) refuse("is GPT-2 style");
+  if (config.qkv_bias) refuse("has q/k/v biases");
+  if (config.tied_embeddings) refuse("ties its LM head to the embedding");
+  if (config.head_dim() * config.heads != config.channels) refuse("has head_dim x heads != hidden_size");
+  safetensors::LlamaShape shape{config.name, config.channels, config.layers, config.heads,
+                                config.kv_head_count(), config.ffn, config.vocab};
+  if (model != config.name) {  // a config file: its name and sizes, safe in a file name
+    for (char& c : shape.name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+    }
+    for (std::int64_t size : {shape.hidden, shape.layers, shape.heads, shape.kv_heads, shape.ffn}) {
+      shape.name += (shape.name.back() == 'x' ? "" : "-") + std::to_string(size) + "x";
+    }
+    shape.name += std::to_string(shape.vocab);
+  }
+  return shape;
+}
+
 std::vector<KnobSpec> weights7b_knob_specs() {
   return {
-      KnobSpec::choice("model", "LLaMA shapes to load (Hugging Face LlamaForCausalLM names; no weights downloaded)",
-                       safetensors::llama_preset_names()),
+      KnobSpec::choice_or("model", "LLaMA shapes to load (Hugging Face LlamaForCausalLM names; no weights downloaded)",
+                          safetensors::llama_preset_names(),
+                          "a LLaMA-layout transformer preset (llama-3-8b, mistral-7b) or config.json (or its folder)",
+                          [](const std::string& model) {
+                            llama_shape_of(model);  // refuses a layout weights7b cannot make
+                            return model::recorded_model_choice(model);
+                          }),
       KnobSpec::choice("dtype", "the checkpoint file's dtype; the weights load as bf16 (int8 in fixed-int8). A "
                                 "file of your own: $OOMLAB_WEIGHTS7B_<DTYPE>",
                        {"f32", "bf16", "f16"}),
@@ -78,7 +123,7 @@ Weights7bPlan weights7b_plan(const std::string& variant, Scale scale, const Knob
     throw std::invalid_argument("a bf16 file streams straight into the bf16 weights with no device ring: "
                                 "chunk_kib has no effect (it sizes the ring for an f32 or f16 file, or fixed-int8)");
   }
-  const safetensors::LlamaShape& shape = safetensors::llama_preset(plan.preset);
+  const safetensors::LlamaShape shape = llama_shape_of(plan.preset);
   const std::size_t row_bytes = static_cast<std::size_t>(longest_row(shape)) * dtype_size(plan.file_dtype);
   if (variant != kBroken && row_bytes > plan.chunk_bytes) {
     throw std::invalid_argument("chunk_kib=" + std::to_string(plan.chunk_bytes / KiB) + " holds less than one " +

@@ -16,11 +16,19 @@
 #include <vector>
 
 #include "harness/runner/knobs.hpp"
+#include "scenarios/models/safetensors/llama_checkpoint.hpp"
 #include "scenarios/weights7b/weights7b.hpp"
 
 namespace oomlab::scenarios {
 
 std::vector<KnobSpec> weights7b_knob_specs();
+// The checkpoint layout `model` names: one of weights7b's LLaMA presets, or any model
+// model::resolve_model knows (a transformer preset such as llama-3-8b or mistral-7b, a
+// Hugging Face config.json) whose checkpoint has the LLaMA layout. Throws std::invalid_argument,
+// one line, for one that has not (GPT-2, Qwen2's q/k/v biases, tied embeddings, a head_dim that is
+// not hidden / heads). A config's shape is named after it and its sizes ("my-model-4096x32x32x8x
+// 14336x128256"), so a generated checkpoint of one never stands in for another's.
+safetensors::LlamaShape llama_shape_of(const std::string& model);
 // The variant's values at a scale: the scale's model and chunk, the variant's file dtype.
 std::map<std::string, std::string> weights7b_knob_values(const std::string& variant, Scale scale);
 // The plan with the knob values applied. Throws std::invalid_argument, one line, for a
