@@ -1,7 +1,9 @@
 #include "harness/extrapolate/prediction.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "harness/memory/alloc_rounding.hpp"
 #include "harness/memory/budget.hpp"
 #include "harness/memory/oom_error.hpp"
 #include "harness/memory/size.hpp"
@@ -44,24 +46,64 @@ replay::OomFinding find_oom(const Prediction& prediction, const replay::StackTab
   return finding;
 }
 
-// Whether the replay at `at` fits; a size past any GPU does not.
-bool fits_at(const Extrapolation& model, std::int64_t at, const memory::AllocatorConfig& config, bool with_bound) {
-  replay::DeviceEvents events;
-  try {
-    events = synthesise(model, at);
-  } catch (const std::range_error&) {
-    return false;
+// Live bytes at the peak of a synthesised trace, each request rounded as the allocator rounds it
+// (a block can be larger, never smaller): a lower bound of the replay's allocated, and so of its
+// reserved, peak, computed in a pass where a replay runs the allocator.
+std::uint64_t rounded_live_peak(const replay::DeviceEvents& events, const memory::RoundupTable& roundup) {
+  std::vector<bool> live(events.events.size(), false);
+  std::uint64_t bytes = 0, peak = 0;
+  for (std::size_t i = 0; i < events.events.size(); ++i) {
+    const replay::ReplayEvent& e = events.events[i];
+    if (e.kind == replay::ReplayEventKind::alloc) {
+      live[i] = true;
+      bytes += memory::round_request(static_cast<std::size_t>(e.size), roundup);
+      peak = std::max(peak, bytes);
+    } else if ((e.kind == replay::ReplayEventKind::free || e.kind == replay::ReplayEventKind::free_requested) &&
+               e.alloc_event != replay::kNoEvent && live[e.alloc_event]) {
+      live[e.alloc_event] = false;
+      bytes -= memory::round_request(static_cast<std::size_t>(events.events[e.alloc_event].size), roundup);
+    }
   }
-  const replay::ReplayResult result = run(events, plan_of(events), config);
-  if (!result.fits()) return false;
-  if (!with_bound || config.budget == memory::AllocatorConfig::kUnlimited) return true;
-  Prediction bounded;
-  bounded.result = result;
-  bounded.bound_bytes = model.unaligned_bound(at);
-  return bounded.reserved_bound() <= config.budget;
+  return peak;
 }
 
-// Largest value in [1, kLargestKnobValue] with fits(value), for a monotone predicate.
+// What one bisection probe learns at a knob value.
+struct Probe {
+  bool fits = false;
+  std::uint64_t peak_reserved = 0;
+};
+
+class Bisection {
+ public:
+  Bisection(const Extrapolation& model, const memory::AllocatorConfig& config, std::size_t& replays)
+      : model_(model), config_(config), replays_(replays) {}
+
+  // Cheap and sound: false when even the live bytes pass the budget (or a size passes any GPU).
+  bool may_fit(std::int64_t at) const {
+    try {
+      return rounded_live_peak(synthesise(model_, at), config_.roundup_power2_divisions) <= config_.budget;
+    } catch (const std::range_error&) {
+      return false;
+    }
+  }
+
+  Probe replay_at(std::int64_t at, bool with_bound) {
+    ++replays_;
+    const replay::DeviceEvents events = synthesise(model_, at);
+    Prediction probe;
+    probe.result = run(events, plan_of(events), config_);
+    probe.bound_bytes = with_bound ? model_.unaligned_bound(at) : 0;
+    return {probe.result.fits() && probe.reserved_bound() <= config_.budget, probe.result.peak_reserved};
+  }
+
+ private:
+  const Extrapolation& model_;
+  const memory::AllocatorConfig& config_;
+  std::size_t& replays_;
+};
+
+// Largest value in [1, kLargestKnobValue] with fits(value), for a monotone predicate: doubling,
+// then bisection.
 template <typename Fits>
 std::optional<std::int64_t> largest_fitting(Fits fits, bool& unbounded) {
   unbounded = false;
@@ -79,6 +121,35 @@ std::optional<std::int64_t> largest_fitting(Fits fits, bool& unbounded) {
     const std::int64_t mid = good + (bad - good) / 2;
     (fits(mid) ? good : bad) = mid;
   }
+  return good;
+}
+
+// The same in [1, upper] (upper + 1 known not to fit), galloping out from a guess near the
+// answer: a few probes when the guess is within a few percent.
+template <typename Fits>
+std::optional<std::int64_t> largest_fitting_near(Fits fits, std::int64_t guess, std::int64_t upper) {
+  guess = std::clamp<std::int64_t>(guess, 1, upper);
+  std::int64_t good = 0, bad = upper + 1, step = 1;  // good 0: nothing known to fit
+  if (fits(guess)) {
+    good = guess;
+    while (good + step < bad && fits(good + step)) {
+      good += step;
+      step *= 2;
+    }
+    bad = std::min(bad, good + step);
+  } else {
+    bad = guess;
+    while (bad - step >= 1 && !fits(bad - step)) {
+      bad -= step;
+      step *= 2;
+    }
+    good = std::max<std::int64_t>(0, bad - step);
+  }
+  while (bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  if (good == 0) return std::nullopt;
   return good;
 }
 
@@ -152,23 +223,25 @@ Prediction predict(const Extrapolation& model, std::int64_t at, const Prediction
 BisectAnswer bisect(const Extrapolation& model, const PredictionSettings& settings) {
   const ReplaySetup setup = replay_setup(model, settings);
   BisectAnswer answer;
+  Bisection search(model, setup.config, answer.replays);
+  // The live bytes bound the answer from above in milliseconds; the replays then start next to
+  // it, at the value where the reserved peak scales to the budget.
   bool unbounded = false;
-  answer.largest = largest_fitting(
-      [&](std::int64_t at) {
-        ++answer.replays;
-        return fits_at(model, at, setup.config, false);
-      },
-      unbounded);
-  answer.unbounded = unbounded;
+  const std::optional<std::int64_t> upper = largest_fitting([&](std::int64_t at) { return search.may_fit(at); }, unbounded);
+  if (!upper) return answer;
+  const Probe at_upper = search.replay_at(*upper, false);
+  if (at_upper.fits) {
+    answer.largest = upper;
+    answer.unbounded = unbounded;
+  } else {
+    const double scale = static_cast<double>(setup.config.budget) / static_cast<double>(std::max<std::uint64_t>(1, at_upper.peak_reserved));
+    const auto guess = static_cast<std::int64_t>(static_cast<double>(*upper) * std::min(1.0, scale));
+    answer.largest = largest_fitting_near([&](std::int64_t at) { return search.replay_at(at, false).fits; }, guess,
+                                          *upper - 1);
+  }
   if (answer.largest && !model.exact()) {
-    bool ignored = false;
-    answer.largest_within_bound = largest_fitting(
-        [&](std::int64_t at) {
-          if (at > *answer.largest) return false;
-          ++answer.replays;
-          return fits_at(model, at, setup.config, true);
-        },
-        ignored);
+    answer.largest_within_bound = largest_fitting_near([&](std::int64_t at) { return search.replay_at(at, true).fits; },
+                                                       *answer.largest, *answer.largest);
   }
   return answer;
 }

@@ -63,11 +63,12 @@ struct BisectAnswer {
   bool unbounded = false;               // fits up to kLargestKnobValue (or until sizes pass any GPU)
   // With left-out requests: the largest value whose peak plus their bound still fits.
   std::optional<std::int64_t> largest_within_bound;
-  std::size_t replays = 0;
+  std::size_t replays = 0;             // full replays of the synthesised trace
 };
 
 // The largest knob value whose replay fits the budget, assuming a larger value never needs less
-// memory: doubling, then bisection, each step a full replay of the synthesised trace.
+// memory: the live bytes (no allocator) bound it from above, then full replays of the
+// synthesised trace search down from there.
 BisectAnswer bisect(const Extrapolation& model, const PredictionSettings& settings);
 
 }  // namespace oomlab::extrapolate
