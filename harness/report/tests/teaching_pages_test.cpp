@@ -27,8 +27,11 @@ using Json = nlohmann::json;
 
 const fs::path kRoot = OOMLAB_SOURCE_DIR;
 const std::regex kMarker(R"(<!-- from (\S+) (\S+) -->([^<]*)<!-- end -->)");
-const std::map<std::string, double> kByteUnits = {
-    {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"TiB", 1024.0 * 1024 * 1024 * 1024}};
+// What a shown unit divides the record's value by: bytes, and "K" for thousands ("424.5K" tokens/s).
+// Any other unit ("GB" of a benchmark's peak_allocated_GB, "ms") is the record's own.
+const std::map<std::string, double> kUnitScales = {
+    {"B", 1.0},        {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
+    {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"K", 1000.0}};
 
 std::string read(const fs::path& path) {
   std::ifstream in(path);
@@ -71,8 +74,8 @@ Shown parse_shown(const std::string& text) {
 std::string as_shown(const Json& value, const Shown& shown, const std::string& text) {
   if (!shown.numeric || !value.is_number()) return value.is_string() ? value.get<std::string>() : value.dump();
   double number = value.get<double>();
-  const auto bytes = kByteUnits.find(shown.unit);
-  if (bytes != kByteUnits.end()) number /= bytes->second;
+  const auto scale = kUnitScales.find(shown.unit);
+  if (scale != kUnitScales.end()) number /= scale->second;
   char out[64];
   std::snprintf(out, sizeof out, "%.*f", shown.decimals, number);
   // The number replaced, the page's spacing and unit kept.
@@ -131,6 +134,8 @@ TEST(TeachingPages, ShownNumbersRoundTheRecordAtThePagePrecision) {
   EXPECT_EQ(as_shown(Json(13201694720.0), parse_shown("12.30GiB"), "12.30GiB"), "12.30GiB");
   EXPECT_EQ(as_shown(Json(14), parse_shown("14"), "14"), "14");
   EXPECT_EQ(as_shown(Json(439905.8), parse_shown(" 439906 tokens/s"), " 439906 tokens/s"), " 439906 tokens/s");
+  EXPECT_EQ(as_shown(Json(424495.79), parse_shown("424.5K"), "424.5K"), "424.5K");
+  EXPECT_EQ(as_shown(Json(7.519268352), parse_shown("7.52 GB"), "7.52 GB"), "7.52 GB") << "the record's unit";
   EXPECT_EQ(as_shown(Json("capacity"), parse_shown("capacity"), "capacity"), "capacity");
 }
 
