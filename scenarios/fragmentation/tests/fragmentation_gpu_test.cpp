@@ -26,19 +26,5 @@ TEST(FragmentationGpu, FixesFitOnCuda) {
   }
 }
 
-TEST(FragmentationGpu, CudaMakesTheSameAllocatorEventsAsDry) {
-  OOMLAB_REQUIRE_GPU();
-  for (const char* variant : {"broken", "fixed-max-split", "fixed-expandable"}) {
-    const auto cuda = run_scenario("fragmentation", variant, DeviceKind::cuda, Scale::small);
-    const auto dry = run_scenario("fragmentation", variant, DeviceKind::dry, Scale::small);
-    ASSERT_EQ(cuda.events.size(), dry.events.size()) << variant;
-    for (std::size_t i = 0; i < cuda.events.size(); ++i) {
-      ASSERT_TRUE(cuda.events[i].same_as(dry.events[i])) << variant << ": event " << i;
-    }
-    EXPECT_EQ(cuda.stats.allocated.peak, dry.stats.allocated.peak) << variant;
-    EXPECT_EQ(cuda.stats.reserved.peak, dry.stats.reserved.peak) << variant;
-  }
-}
-
 }  // namespace
 }  // namespace oomlab

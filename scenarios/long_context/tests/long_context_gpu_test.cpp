@@ -1,5 +1,5 @@
-// long_context on a GPU at small scale: naive attention runs out of memory, fused fits, and the
-// cuda allocator makes exactly the requests dry predicts.
+// long_context on a GPU at small scale: naive attention runs out of memory and fused fits (that
+// cuda makes dry's requests is the contract suite's: scenarios/tests/allocation_contract_gpu_test.cpp).
 #include <gtest/gtest.h>
 
 #include "harness/testing/require_gpu.hpp"
@@ -10,17 +10,11 @@ namespace {
 
 using testing::run_scenario;
 
-TEST(LongContextGpu, SmallScaleOutcomesAndPeaksEqualDry) {
+TEST(LongContextGpu, SmallScaleOutcomesAsTheStorySays) {
   OOMLAB_REQUIRE_GPU();
   for (const char* variant : {"broken", "fixed"}) {
     const auto cuda = run_scenario("long_context", variant, DeviceKind::cuda, Scale::small);
-    const auto dry = run_scenario("long_context", variant, DeviceKind::dry, Scale::small);
     EXPECT_EQ(cuda.oom.has_value(), std::string(variant) == "broken") << variant;
-    EXPECT_EQ(cuda.stats.allocated.peak, dry.stats.allocated.peak) << variant;
-    ASSERT_EQ(cuda.events.size(), dry.events.size()) << variant;
-    for (std::size_t i = 0; i < cuda.events.size(); ++i) {
-      ASSERT_TRUE(cuda.events[i].same_as(dry.events[i])) << variant << " event " << i;
-    }
   }
 }
 
