@@ -117,7 +117,7 @@ std::string prediction_text(const Extrapolation& model, const Prediction& p) {
             " reserved with no cap\n";
   }
   if (!p.exact()) {
-    text += "  with the left-out requests: allocated at most " + format_size(p.allocated_bound()) +
+    text += "  with the left-out requests: " + std::string(p.result.fits() ? "" : "the need is ") + "allocated at most " + format_size(p.allocated_bound()) +
             ", reserved at most " + format_size(p.reserved_bound()) + " (they held at most " +
             format_size(p.bound_bytes) + " at once, scaled from the recordings by " + model.knob.name +
             " / recorded value; assumes a workspace grows no faster than the " + model.knob.name + ")\n";

@@ -92,6 +92,7 @@ class Bisection {
     const replay::DeviceEvents events = synthesise(model_, at);
     Prediction probe;
     probe.result = run(events, plan_of(events), config_);
+    probe.need_reserved = probe.result.peak_reserved;  // only read when the probe fits
     probe.bound_bytes = with_bound ? model_.unaligned_bound(at) : 0;
     return {probe.result.fits() && probe.reserved_bound() <= config_.budget, probe.result.peak_reserved};
   }
@@ -156,8 +157,8 @@ std::optional<std::int64_t> largest_fitting_near(Fits fits, std::int64_t guess, 
 }  // namespace
 
 std::uint64_t Prediction::reserved_bound() const {
-  if (bound_bytes == 0) return result.peak_reserved;
-  return result.peak_reserved + (bound_bytes + kSegmentGranule - 1) / kSegmentGranule * kSegmentGranule;
+  if (bound_bytes == 0) return need_reserved;
+  return need_reserved + (bound_bytes + kSegmentGranule - 1) / kSegmentGranule * kSegmentGranule;
 }
 
 ReplaySetup replay_setup(const Extrapolation& model, const PredictionSettings& settings) {

@@ -51,7 +51,8 @@ struct Prediction {
   std::vector<replay::WhatIfRow> what_if;
 
   bool exact() const { return bound_bytes == 0; }
-  std::uint64_t allocated_bound() const { return result.peak_allocated + bound_bytes; }
+  // The need's bounds (the peaks themselves when nothing failed).
+  std::uint64_t allocated_bound() const { return need_allocated + bound_bytes; }
   std::uint64_t reserved_bound() const;
 };
 
