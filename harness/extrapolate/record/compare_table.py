@@ -72,7 +72,8 @@ def rows_for(name, entry, oomlab, folder):
         p = answer["prediction"]
         ours = f"{mib(p['peak_allocated'])} / {mib(p['peak_reserved'])}"
         if budget:
-            ours = f"{p['outcome']}; " + ours
+            ours = (f"oom; need {mib(p['need_allocated'])} / {mib(p['need_reserved'])}" if p["outcome"] == "oom"
+                    else "ok; " + ours)
             error = "outcome " + ("matches" if p["outcome"] == truth["outcome"] else "DIFFERS")
             if truth["outcome"] == "ok":
                 error += "; " + error_text(p["peak_reserved"], truth["max_memory_reserved"]) + " reserved"
