@@ -21,7 +21,7 @@ std::vector<VariantSpec> Serve7bScenario::variants() const {
       {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
       {kBrokenPadded, "static batch of 16, each request's cache reserved for the batch's longest prompt + output",
        Expect::oom},
-      {kBrokenGrowing, "static batch of 8, each cache grown by concatenation every step: the reserved bytes outgrow the live",
+      {kBrokenGrowing, "static batch of 5, each cache grown by concatenation every step: live bytes fit, the reserved do not",
        Expect::oom},
       {kFixedHalf, "bf16 weights (model.half()), one request at a time", Expect::ok},
       {kFixedShorter, "static batch of 16 with prompts cut to their last 512 tokens: fits, answers change", Expect::ok},
@@ -32,8 +32,8 @@ std::vector<VariantSpec> Serve7bScenario::variants() const {
 
 std::string Serve7bScenario::budget(Scale scale) const {
   switch (scale) {
-    case Scale::tiny: return "40MiB";
-    case Scale::small: return "80MiB";
+    case Scale::tiny: return "36MiB";  // 32 MiB of it the matmul workspace
+    case Scale::small: return "60MiB";
     case Scale::full: return "rtx4090";
   }
   throw std::invalid_argument("unknown scale");

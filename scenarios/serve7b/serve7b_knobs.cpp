@@ -10,14 +10,14 @@ namespace {
 
 struct ScaleDefaults {
   const char* model;
-  int concurrency, prompt_min, prompt_max, output_min, output_max, block_tokens, max_batch_tokens, truncate;
+  int concurrency, growing_concurrency, prompt_min, prompt_max, output_min, output_max, block_tokens, max_batch_tokens, truncate;
 };
 
 ScaleDefaults defaults_of(Scale scale) {
   switch (scale) {
-    case Scale::tiny: return {"llama-tiny", 3, 4, 24, 2, 10, 4, 40, 6};
-    case Scale::small: return {"llama-small", 8, 64, 512, 16, 128, 16, 640, 128};
-    case Scale::full: return {"llama-7b", 16, 128, 4096, 32, 512, 32, 4608, 512};
+    case Scale::tiny: return {"llama-tiny", 3, 3, 256, 1024, 8, 32, 16, 1056, 128};
+    case Scale::small: return {"llama-small", 8, 4, 64, 512, 16, 128, 16, 640, 64};
+    case Scale::full: return {"llama-7b", 16, 5, 128, 4096, 32, 512, 32, 4608, 512};
   }
   throw std::invalid_argument("serve7b: unknown scale");
 }
@@ -87,7 +87,7 @@ std::map<std::string, std::string> knob_values(const std::string& variant, Scale
     values["cache"] = "padded";
   } else if (variant == kBrokenGrowing) {
     values["cache"] = "growing";
-    values["concurrency"] = std::to_string(d.concurrency / 2);  // live bytes fit; the reserved do not
+    values["concurrency"] = std::to_string(d.growing_concurrency);  // live bytes fit; the reserved do not
   } else if (variant == kFixedHalf) {
     values["cache"] = "padded";
     values["concurrency"] = "1";  // bf16 weights, one request at a time
@@ -98,6 +98,9 @@ std::map<std::string, std::string> knob_values(const std::string& variant, Scale
   } else if (variant == kFixedKvInt8) {
     values["kv_dtype"] = "int8";
     values["concurrency"] = std::to_string(2 * d.concurrency);  // half the bytes a token: twice the users
+    // An int8 block of 32 LLaMA-7B tokens is 8.25 MiB, which the allocator serves from 20 MiB
+    // segments two at a time (10 MiB each); 64 tokens take an 18 MiB segment of 16.5 MiB.
+    values["block_tokens"] = std::to_string(2 * d.block_tokens);
   } else {
     throw std::invalid_argument("serve7b: unknown variant '" + variant + "'");
   }

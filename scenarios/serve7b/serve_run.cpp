@@ -13,7 +13,7 @@ namespace oomlab::serve {
 namespace {
 
 // Left between the paged pool and the budget for what the profiling pass did not see (the block
-// tables, the decode's split partials, small-pool segments).
+// tables, the decode's split partials, small-pool segments), at least.
 constexpr std::size_t kPoolMargin = 2 * memory::kLargeBuffer;
 
 // vLLM's sizing: weights loaded and one prefill of max_batch_tokens run, the rest of the budget is
@@ -28,11 +28,16 @@ std::int64_t paged_pool_blocks(const ServePlan& plan, ServeEngine& engine, Devic
   const std::int64_t useful = longest * std::min<std::int64_t>(plan.concurrency, static_cast<std::int64_t>(requests.size()));
   const std::size_t budget = device.allocator().config().budget;
   if (budget == memory::AllocatorConfig::kUnlimited) return useful;
+  const auto weights = static_cast<std::size_t>(device.allocator().stats().reserved.current);
   std::vector<std::int32_t> profile(static_cast<std::size_t>(plan.max_batch_tokens), 0);
   engine.prefill(-1, profile, false);
   const auto reserved = static_cast<std::size_t>(device.allocator().stats().reserved.current);
   reserved_before_pool = reserved;
-  const std::size_t free = budget > reserved + kPoolMargin ? budget - reserved - kPoolMargin : 0;
+  // Blocks and prefill temporaries of every length share the allocator's large pool, so a freed
+  // block may be split for a temporary and the temporaries' cached segments fragment: the pool
+  // leaves the profiled activations' reserve a second time, as headroom.
+  const std::size_t margin = std::max(kPoolMargin, reserved - weights);
+  const std::size_t free = budget > reserved + margin ? budget - reserved - margin : 0;
   const auto fit = static_cast<std::int64_t>(free / engine.block_reserved_bytes());
   return std::max(longest, std::min(fit, useful));
 }
@@ -49,6 +54,9 @@ double percentile(std::vector<double> values, double p) {
 ServeOutcome serve(const ServePlan& plan, Device& device, RunContext* context) {
   const std::vector<Request> requests = make_workload(plan.workload, true);
   ServeEngine engine(device, plan.engine, plan.model_seed);
+  // The weights' f32 init staging goes back to the device, as a server's loader leaves it: what
+  // is reserved from here on is the weights and what serving itself asks for.
+  device.allocator().empty_cache();
   ServeOutcome outcome;
   outcome.weight_bytes = engine.weight_bytes();
   outcome.tokens.resize(requests.size());
