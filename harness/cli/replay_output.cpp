@@ -117,6 +117,10 @@ std::string phases(const ReplayReport& report) {
   const replay::Growth& growth = report.iteration_growth;
   if (growth.leak) {
     text += "\n  leak: " + shown(replay::describe_growth(growth)) + "; never released while the program ran";
+  } else if (growth.steady && growth.stopped_at) {
+    text += "\n  not a leak: " + shown(replay::describe_growth(growth)) + ", then stopped after request " +
+            std::to_string(growth.stopped_request) + " while the program ran on: state made once in its first "
+            "steps (optimizer state allocated lazily, a CUDA graph's pool), not growth that goes on";
   } else if (growth.steady) {
     text += "\n  not a leak: " + shown(replay::describe_growth(growth)) + ", released after request " +
             std::to_string(growth.released_request) + " (back to the first iteration's level) while the program "
@@ -155,7 +159,8 @@ Json growth_json(const replay::Growth& growth) {
   if (!growth.steady) return nullptr;
   return {{"bytes_per_iteration", growth.bytes_per_iteration}, {"iterations", growth.iterations},
           {"site", growth.site}, {"site_growth", growth.site_growth}, {"leak", growth.leak},
-          {"released_after_request", growth.released_at ? Json(growth.released_request) : Json(nullptr)}};
+          {"released_after_request", growth.released_at ? Json(growth.released_request) : Json(nullptr)},
+          {"stopped_after_request", growth.stopped_at ? Json(growth.stopped_request) : Json(nullptr)}};
 }
 
 Json what_if_json(const ReplayReport& report) {

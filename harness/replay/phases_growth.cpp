@@ -1,5 +1,6 @@
 #include "harness/replay/phases_growth.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -74,6 +75,57 @@ void find_release(const DeviceEvents& device, const Phases& phases, const memory
   }
 }
 
+// Live bytes after each request (allocs and frees; 0 elsewhere counts as unchanged).
+std::vector<std::int64_t> live_bytes(const DeviceEvents& device, const memory::RoundupTable& roundup) {
+  std::vector<std::int64_t> live(device.events.size());
+  std::int64_t now = 0;
+  for (std::size_t i = 0; i < device.events.size(); ++i) {
+    const ReplayEvent& event = device.events[i];
+    if (event.kind == ReplayEventKind::alloc) {
+      now += static_cast<std::int64_t>(size_of(device, i, roundup));
+    } else if (event.kind == ReplayEventKind::free && event.alloc_event != kNoEvent) {
+      now -= static_cast<std::int64_t>(size_of(device, event.alloc_event, roundup));
+    }
+    live[i] = now;
+  }
+  return live;
+}
+
+// Whether the growth stopped. The trace must run on for at least kPlateauIterations more of the
+// growing pattern's periods after its last level; two one-period windows there, one period after
+// the last level and halfway through what follows, must hold at least the first level (what grew
+// is still held: not released) and the later one must not be higher than half the growth rate
+// would have made it (it did not go on growing). A leak's levels go on rising while its loop
+// runs; what the trace's very end does (a teardown) is not looked at.
+constexpr double kPlateauIterations = 6;
+
+std::int64_t lowest(const std::vector<std::int64_t>& live, std::size_t from, std::size_t count) {
+  std::int64_t low = live[from];
+  for (std::size_t i = from; i < from + count && i < live.size(); ++i) low = std::min(low, live[i]);
+  return low;
+}
+
+void find_plateau(const DeviceEvents& device, const Phases& phases, const memory::RoundupTable& roundup,
+                  Growth& growth) {
+  const std::size_t n = device.events.size();
+  const std::size_t first = phases.level_events.front(), last = phases.level_events.back();
+  const std::size_t period = (last - first) / (phases.level_events.size() - 1);
+  const std::size_t rest = n - 1 - last;
+  if (period == 0 || static_cast<double>(rest) < kPlateauIterations * static_cast<double>(period)) return;
+  const std::vector<std::int64_t> live = live_bytes(device, roundup);
+  const std::size_t early = last + period, later = last + rest / 2 - period;
+  const std::int64_t early_low = lowest(live, early, period), later_low = lowest(live, later, period);
+  const std::int64_t held = phases.low_bytes.front();
+  const double would_have_grown =
+      0.5 * growth.bytes_per_iteration * static_cast<double>(later - early) / static_cast<double>(period);
+  if (early_low < held || later_low < held) return;
+  if (static_cast<double>(later_low - early_low) >= would_have_grown) return;
+  std::size_t requests = 0;
+  for (std::size_t i = 0; i <= last; ++i) requests += device.events[i].kind == ReplayEventKind::alloc;
+  growth.stopped_at = last;
+  growth.stopped_request = requests;
+}
+
 }  // namespace
 
 Growth explain_growth(const DeviceEvents& device, const StackTable& stacks, const Phases& phases,
@@ -85,7 +137,8 @@ Growth explain_growth(const DeviceEvents& device, const StackTable& stacks, cons
   growth.iterations = phases.level_events.size() + 1;
   find_growing_site(device, stacks, phases.level_events.front(), phases.level_events.back(), roundup, growth);
   find_release(device, phases, roundup, growth);
-  growth.leak = !growth.released_at.has_value();
+  if (!growth.released_at) find_plateau(device, phases, roundup, growth);
+  growth.leak = !growth.released_at && !growth.stopped_at;
   return growth;
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "harness/memory/size.hpp"
 #include "harness/replay/replay_report.hpp"
@@ -74,6 +75,63 @@ Trace growing_cache(std::size_t steps, bool release_cache, bool teardown) {
   return trace;
 }
 
+// The optimizer's state made lazily: a model (64 MiB) then `steps` training steps of the same
+// three requests (activation, gradient, scratch; freed in the step). The first step's
+// optimizer.step() loops over `params` parameters making each one's state (exp_avg and
+// exp_avg_sq of 8 MiB, a step count), kept. With `state_every_step`, every step makes another
+// state instead: growth that goes on.
+Trace lazy_state(std::size_t params, std::size_t steps, bool state_every_step, bool teardown) {
+  Trace trace;
+  DeviceEvents& device = trace.device;
+  auto stack = [&](const char* name, int line) {
+    return trace.stacks.add_stack({trace.stacks.add_frame({"train.py", line, name})});
+  };
+  const StackId model_stack = stack("load", 3), act_stack = stack("forward", 10), grad_stack = stack("backward", 11);
+  const StackId scratch_stack = stack("backward", 12), avg_stack = stack("step", 20), sq_stack = stack("step", 21);
+  const StackId count_stack = stack("step", 22);
+  auto alloc = [&](std::uint64_t size, StackId stack) {
+    ReplayEvent event;
+    event.kind = ReplayEventKind::alloc;
+    event.size = size;
+    event.frames = stack;
+    device.events.push_back(event);
+    ++device.allocs;
+    return device.events.size() - 1;
+  };
+  auto free = [&](std::size_t alloc_event) {
+    ReplayEvent event;
+    event.kind = ReplayEventKind::free;
+    event.size = device.events[alloc_event].size;
+    event.alloc_event = alloc_event;
+    device.events.push_back(event);
+    ++device.frees;
+  };
+  std::vector<std::size_t> kept;
+  auto make_state = [&] {
+    kept.push_back(alloc(8_MiB, avg_stack));
+    kept.push_back(alloc(8_MiB, sq_stack));
+    kept.push_back(alloc(512, count_stack));
+  };
+  const std::size_t model = alloc(64_MiB, model_stack);
+  for (std::size_t step = 1; step <= steps; ++step) {
+    const std::size_t act = alloc(2_MiB, act_stack);
+    const std::size_t grad = alloc(4_MiB, grad_stack);
+    const std::size_t scratch = alloc(1_MiB, scratch_stack);
+    free(scratch);
+    free(act);
+    if (step == 1 && !state_every_step) {
+      for (std::size_t p = 0; p < params; ++p) make_state();
+    }
+    if (state_every_step) make_state();
+    free(grad);
+  }
+  if (teardown) {
+    for (const std::size_t block : kept) free(block);
+    free(model);
+  }
+  return trace;
+}
+
 Growth growth_of(const Trace& trace) {
   const memory::RoundupTable roundup{};
   const Phases phases = find_phases(trace.device, roundup);
@@ -101,6 +159,33 @@ TEST(PhasesGrowth, GrowthFreedOnlyAtTheScriptsTeardownIsStillALeak) {
   const Growth growth = growth_of(growing_cache(12, true, true));
   ASSERT_TRUE(growth.steady);
   EXPECT_TRUE(growth.leak);
+}
+
+TEST(PhasesGrowth, StateMadeOnceInTheFirstStepsIsAPlateauNotALeak) {
+  for (const bool teardown : {false, true}) {
+    const Growth growth = growth_of(lazy_state(8, 24, false, teardown));
+    ASSERT_TRUE(growth.steady) << "teardown " << teardown;
+    EXPECT_FALSE(growth.leak) << describe_growth(growth);
+    EXPECT_FALSE(growth.released_at.has_value());
+    ASSERT_TRUE(growth.stopped_at.has_value());
+    EXPECT_EQ(growth.stopped_request, 1u + 3 + 7 * 3);  // the last level: as the 8th state begins
+    EXPECT_NEAR(growth.bytes_per_iteration, static_cast<double>(16_MiB), static_cast<double>(64_KiB));
+  }
+}
+
+TEST(PhasesGrowth, StateMadeEveryStepToTheEndIsALeak) {
+  const Growth growth = growth_of(lazy_state(1, 24, true, false));
+  ASSERT_TRUE(growth.steady);
+  EXPECT_TRUE(growth.leak) << describe_growth(growth);
+  EXPECT_FALSE(growth.stopped_at.has_value());
+}
+
+TEST(PhasesGrowth, CompiledCudaGraphsOptimizerStateIsNotALeak) {
+  // torch.compile(mode="reduce-overhead") with AdamW: the state made in the first step's loop
+  // over parameters, then four more steps on that plateau.
+  const ReplayReport report = analyse_snapshot(load_snapshot(torch_fixture("compile_cuda_graphs")), {});
+  EXPECT_FALSE(report.iteration_growth.leak) << describe_growth(report.iteration_growth);
+  EXPECT_TRUE(report.iteration_growth.stopped_at.has_value());
 }
 
 TEST(PhasesGrowth, SrganIsARealLeakNamedAtItsSite) {
