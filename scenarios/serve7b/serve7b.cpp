@@ -18,11 +18,11 @@ std::string Serve7bScenario::summary() const {
 
 std::vector<VariantSpec> Serve7bScenario::variants() const {
   return {
-      {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
       {kBrokenPadded, "static batch of 16, each request's cache reserved for the batch's longest prompt + output",
        Expect::oom},
       {kBrokenGrowing, "static batch of 5, each cache grown by concatenation every step: live bytes fit, the reserved do not",
        Expect::oom},
+      {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
       {kFixedHalf, "bf16 weights (model.half()), one request at a time", Expect::ok},
       {kFixedShorter, "static batch of 16 with prompts cut to their last 512 tokens: fits, answers change", Expect::ok},
       {kFixedPaged, "paged KV blocks, continuous batching, preemption instead of OOM", Expect::ok},

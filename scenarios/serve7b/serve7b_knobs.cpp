@@ -39,7 +39,7 @@ serve::CacheKind cache_from(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> variant_names() {
-  return {kBrokenF32, kBrokenPadded, kBrokenGrowing, kFixedHalf, kFixedShorter, kFixedPaged, kFixedKvInt8};
+  return {kBrokenPadded, kBrokenGrowing, kBrokenF32, kFixedHalf, kFixedShorter, kFixedPaged, kFixedKvInt8};
 }
 
 std::vector<KnobSpec> knob_specs() {
