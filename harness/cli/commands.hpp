@@ -111,6 +111,7 @@ struct ReplayCliOptions {
   int device = -1;          // -1: the device that ran out of memory, else the busiest
   bool what_if = false;     // replay under each remedy too
   bool json = false;
+  std::string from, to;     // the window reported: entry:N or a time since the first entry (12.5s)
 };
 // Exit 0 when the replay makes PyTorch's decisions (its OOM included), 1 when it diverges, 2 on
 // bad input (a malformed or history-less snapshot, a bad option).

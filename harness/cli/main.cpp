@@ -232,6 +232,10 @@ int main(int argc, char** argv) {
   replay->add_flag("--what-if", replay_options.what_if,
                    "Also replay under expandable segments, max_split_size_mb values, "
                    "roundup_power2_divisions, empty_cache() at phase boundaries and the next smaller card");
+  replay->add_option("--from", replay_options.from,
+                     "Report from here on: entry:N (the trace's entry N) or a time since its first entry (12.5s, "
+                     "300ms, 1500us); what comes before is still replayed");
+  replay->add_option("--to", replay_options.to, "Report up to here (not included): entry:N or a time, as --from");
   replay->add_flag("--json", replay_options.json, "The same fields as JSON, for tools");
   // --- end replay ---
 
