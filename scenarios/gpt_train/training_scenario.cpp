@@ -3,7 +3,6 @@
 #include "harness/runner/run_context.hpp"
 #include "scenarios/gpt_train/training_knobs.hpp"
 #include "scenarios/models/transformer/nccl_group.hpp"
-#include "scenarios/models/transformer/projections.hpp"
 
 namespace oomlab::scenarios {
 
@@ -19,12 +18,7 @@ void TrainingScenario::check_knobs(const std::string& variant, Scale scale, cons
 
 void TrainingScenario::check_device(const std::string& variant, Scale scale, DeviceKind device,
                                     const KnobValues& knobs) const {
-  const TrainingPlan planned = with_training_knobs(plan(variant, scale), knobs);
-  if (planned.options.lora.nf4_base && device != DeviceKind::dry && !model::nf4_kernels_available()) {
-    throw NotOnThisDevice("quantize_base=nf4 needs the nf4 quantise/dequantise kernels, which this build lacks: "
-                          "plan it with --device dry (or use quantize_base=true, int8)");
-  }
-  const int ranks = planned.options.shard_ranks;
+  const int ranks = with_training_knobs(plan(variant, scale), knobs).options.shard_ranks;
   if (ranks <= 1 || device != DeviceKind::cuda) return;  // one rank runs without NCCL too
   const std::string gpus = "gpus=" + std::to_string(ranks);
   const std::string nccl = model::nccl_unavailable_reason();

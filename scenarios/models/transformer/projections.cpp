@@ -6,7 +6,7 @@
 #include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "scenarios/models/transformer/nf4_base.hpp"
+#include "kernels/transformer/quantize_nf4.hpp"
 
 namespace oomlab::model {
 namespace {
@@ -74,11 +74,6 @@ Shape stored_shape(const ParameterSpec& spec, const TrainOptions& options) {
   return {spec.shape[0], spec.shape[1], (spec.shape[2] + 1) / 2};
 }
 
-Nf4Layout nf4_layout(std::int64_t out, std::int64_t in) {
-  const std::int64_t blocks = (out * in + Nf4Layout::kBlock - 1) / Nf4Layout::kBlock;
-  return {blocks, (blocks + Nf4Layout::kScaleGroup - 1) / Nf4Layout::kScaleGroup};
-}
-
 std::size_t adapter_elements(const TransformerConfig& config, const TrainOptions& options) {
   if (!options.lora.enabled()) return 0;
   std::size_t elements = 0;
@@ -104,8 +99,8 @@ std::size_t nf4_scale_bytes(const TransformerConfig& config, const TrainOptions&
   std::size_t bytes = 0;
   for (const ParameterSpec& spec : parameter_specs(config)) {
     if (!stored_nf4(spec, options)) continue;
-    const Nf4Layout layout = nf4_layout(spec.shape[1], spec.shape[2]);
-    bytes += static_cast<std::size_t>(spec.shape[0] * (layout.blocks + layout.scale_groups * 4));
+    const ops::Nf4Shapes layer = ops::nf4_shapes(spec.shape[1] * spec.shape[2]);
+    bytes += static_cast<std::size_t>(spec.shape[0] * (shape_numel(layer.absmax_q) + shape_numel(layer.absmax_scale) * 4));
   }
   return bytes;
 }
@@ -125,9 +120,9 @@ Projections::Projections(Device& device, const TransformerConfig& config, const 
     }
     if (stored_nf4(*spec, options)) {
       TagScope tag(Tag::weights);
-      const Nf4Layout layout = nf4_layout(out, in);
-      nf4_[index_of(which)].absmax = Tensor::empty(device, {L, layout.blocks}, DType::i8);
-      nf4_[index_of(which)].absmax_scale = Tensor::empty(device, {L, layout.scale_groups}, DType::f32);
+      const ops::Nf4Shapes layer = ops::nf4_shapes(out * in);
+      nf4_[index_of(which)].absmax = Tensor::empty(device, {L, shape_numel(layer.absmax_q)}, DType::i8);
+      nf4_[index_of(which)].absmax_scale = Tensor::empty(device, {L, shape_numel(layer.absmax_scale)}, DType::f32);
     }
     if (!options.lora.enabled() || !targeted(which, options.lora.targets)) continue;
     const std::int64_t r = options.lora.rank;
@@ -155,7 +150,7 @@ Tensor Projections::weight(Projection which, std::int64_t layer, const Parameter
     Shape shape = base.shape();
     shape.back() = in_features_[index_of(which)];
     Tensor dequantised = Tensor::empty(device_, shape, dtype_, Tag::workspace);
-    dequantize_nf4(dequantised, base, layer_of(nf4.absmax, layer), layer_of(nf4.absmax_scale, layer));
+    ops::dequantize_nf4(dequantised, base, layer_of(nf4.absmax, layer), layer_of(nf4.absmax_scale, layer));
     return dequantised;
   }
   if (!scales.defined()) return base;
@@ -167,7 +162,7 @@ Tensor Projections::weight(Projection which, std::int64_t layer, const Parameter
 void Projections::quantize_nf4(Projection which, std::int64_t layer, Tensor& codes, const Tensor& values) const {
   const Nf4Scales& nf4 = nf4_[index_of(which)];
   Tensor absmax = layer_of(nf4.absmax, layer), absmax_scale = layer_of(nf4.absmax_scale, layer);
-  model::quantize_nf4(codes, absmax, absmax_scale, values);
+  ops::quantize_nf4(codes, absmax, absmax_scale, values);
 }
 
 void Projections::forward(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,

@@ -6,8 +6,8 @@
 // 2·N·in·r flops against the base's 2·N·in·out. With an int8 base (QLoRA's idea, with LLM.int8()'s
 // per-row absmax storage) every use dequantises the layer's rows into a temporary of the compute
 // dtype (Tag::workspace), freed right after its matmul: the card holds 1 byte per base weight
-// plus one layer's projection at a time. An nf4 base (QLoRA's) does the same from half a byte per
-// weight plus its block scales (nf4_layout below).
+// plus one layer's projection at a time. An nf4 base (QLoRA's, kernels/transformer/quantize_nf4.hpp)
+// does the same from half a byte per weight plus its double-quantised block scales.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -35,24 +35,13 @@ bool stored_nf4(const ParameterSpec& spec, const TrainOptions& options);
 // bytes of two 4-bit codes each.
 Shape stored_shape(const ParameterSpec& spec, const TrainOptions& options);
 
-// bitsandbytes' 4-bit layout of one layer's (out, in) weight, double-quantised: an absmax per
-// block of 64 values stored as a byte, and an f32 scale per 256 of those bytes (QLoRA's 0.127
-// bits per parameter of constants, against 0.5 for f32 absmaxes).
-struct Nf4Layout {
-  static constexpr std::int64_t kBlock = 64;
-  static constexpr std::int64_t kScaleGroup = 256;
-  std::int64_t blocks;        // ceil(out * in / 64): absmax bytes per layer
-  std::int64_t scale_groups;  // ceil(blocks / 256): f32 scales per layer
-};
-Nf4Layout nf4_layout(std::int64_t out, std::int64_t in);
-
 // Elements of the LoRA adapters (A and B of every targeted projection) and bytes of the int8
 // base's row scales that these options add to a model.
 std::size_t adapter_elements(const TransformerConfig& config, const TrainOptions& options);
 std::size_t int8_scale_bytes(const TransformerConfig& config, const TrainOptions& options);
+// The nf4 base's absmax bytes and f32 scales (an absmax byte per 64 weights, an f32 per 256 of
+// those and the offset: QLoRA's 0.127 bits per weight of constants).
 std::size_t nf4_scale_bytes(const TransformerConfig& config, const TrainOptions& options);
-// Whether this build quantises to nf4 on host and cuda (dry needs only the sizes above).
-bool nf4_kernels_available();
 
 class Projections {
  public:
@@ -95,8 +84,8 @@ class Projections {
   std::array<Adapter, kProjections> adapters_;
   std::array<Tensor, kProjections> scales_;  // int8 base: (L, out) f32
   struct Nf4Scales {
-    Tensor absmax;        // (L, blocks) i8: each block's absmax, quantised to a byte
-    Tensor absmax_scale;  // (L, scale_groups) f32: the double quantisation's scales
+    Tensor absmax;        // (L, out * in / 64) i8: each block's absmax, quantised to a byte
+    Tensor absmax_scale;  // (L, out * in / 16384 rounded up, + 1) f32: their scales, then the offset
   };
   std::array<Nf4Scales, kProjections> nf4_;
   std::array<std::int64_t, kProjections> in_features_{};  // a packed nf4 weight's unpacked width

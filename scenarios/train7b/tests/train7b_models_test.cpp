@@ -84,14 +84,13 @@ TEST(Train7bModels, BadModelValuesAreOneLineNamingTheProblem) {
             std::string::npos);
 }
 
-TEST(Train7bModels, Nf4IsRefusedWhereItsKernelsAreMissing) {
-  try {
-    resolve_run(quiet_request("train7b", "lora", DeviceKind::host, Scale::tiny, "",
-                              parse_knob_settings("quantize_base=nf4")));
-    GTEST_SKIP() << "this build has nf4 kernels";
-  } catch (const NotOnThisDevice& e) {
-    EXPECT_NE(std::string(e.what()).find("plan it with --device dry"), std::string::npos) << e.what();
-  }
+TEST(Train7bModels, QloraOnHostLearnsAndDryPlansItsPeak) {
+  const KnobSettings nf4 = parse_knob_settings("quantize_base=nf4");
+  const RunRecord host = run_variant_in_process(quiet_request("train7b", "lora", DeviceKind::host, Scale::tiny, "", nf4));
+  const RunRecord dry = run_variant_in_process(quiet_request("train7b", "lora", DeviceKind::dry, Scale::tiny, "", nf4));
+  ASSERT_EQ(host.outcome.status, OutcomeStatus::ok) << host.outcome.message;
+  EXPECT_EQ(host.memory.peak_allocated, dry.memory.peak_allocated);
+  EXPECT_EQ(host.memory.per_tag_peak, dry.memory.per_tag_peak);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // GQA model's dry plan is deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "scenarios/models/transformer/tests/test_support.hpp"
 
 namespace oomlab::model {
@@ -71,7 +74,7 @@ TEST(GroupedQuery, AnNf4BaseIsHalfAByteAPerProjectionWeightPlusDoubleQuantisedSc
   for (std::size_t n : per_layer) {
     const std::size_t blocks = n / 64;
     weights += L * n;
-    scales += L * (blocks + (blocks + 255) / 256 * 4);  // a byte per block, an f32 per 256 blocks
+    scales += L * (blocks + ((blocks + 255) / 256 + 1) * 4);  // a byte per block, an f32 per 256 blocks, the offset
   }
   EXPECT_EQ(nf4_scale_bytes(config, options), scales);
   EXPECT_EQ(bf16 - nf4, weights * 2 - (weights / 2 + scales));
@@ -89,18 +92,50 @@ TEST(GroupedQuery, AnNf4BaseIsHalfAByteAPerProjectionWeightPlusDoubleQuantisedSc
   EXPECT_THROW(Transformer(device, transformer_preset("llama-tiny"), no_adapters, 1), std::exception);
 }
 
-TEST(GroupedQuery, Nf4IsRefusedOnHostUntilItsKernelsExist) {
-  if (nf4_kernels_available()) GTEST_SKIP() << "this build quantises nf4";
-  Device device(DeviceKind::host, testing::unlimited_config());
-  TrainOptions options;
-  options.lora.rank = 4;
-  options.lora.nf4_base = true;
-  try {
-    Transformer model(device, transformer_preset("llama-tiny"), options, 1);
-    FAIL() << "host has no nf4 kernels";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "quantize_base=nf4 on host: this build has no nf4 kernels yet; --device dry plans it");
+// QLoRA on host: the nf4 base multiplies as its dequantised blocks (within NF4's 16 levels of the
+// f32 weights it was made from), the adapters learn, and dry makes the same allocations (the
+// quantiser's workspace included) in the same order.
+TEST(GroupedQuery, AnNf4BaseTrainsOnHostAndDryPlansItsAllocations) {
+  const TransformerConfig config = transformer_preset("llama-tiny");
+  std::vector<std::size_t> requests[2];
+  for (DeviceKind kind : {DeviceKind::host, DeviceKind::dry}) {
+    Device device(kind, testing::unlimited_config());
+    TrainOptions options;
+    options.precision = Precision::bf16;
+    options.attention = AttentionKind::fused;
+    options.lora.rank = 8;
+    options.lora.nf4_base = true;
+    Transformer model(device, config, options, 5);
+    if (kind == DeviceKind::host) {
+      TrainOptions plain = options;
+      plain.lora.nf4_base = false;
+      Device own(DeviceKind::host, testing::unlimited_config());  // not in the compared trace
+      Transformer quantised(own, config, options, 5);
+      Transformer reference(own, config, plain, 5);  // the same seed: the bf16 weights nf4 was made from
+      const std::vector<float> w = layer_slice(reference.params().fc_w, 1).to_host_f32();
+      const std::vector<float> q = quantised.projections().weight(Projection::mlp_in, 1, quantised.params()).to_host_f32();
+      ASSERT_EQ(q.size(), w.size());
+      float absmax = 0, worst = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        absmax = std::max(absmax, std::fabs(w[i]));
+        worst = std::max(worst, std::fabs(q[i] - w[i]));
+      }
+      EXPECT_GT(worst, 0.0f);             // quantised, not a copy
+      EXPECT_LT(worst, 0.16f * absmax);   // NF4's widest gap is 0.28 of a block's absmax: half of it
+    }
+    Trainer trainer(model);
+    const MicroBatch batch = random_batch(device, config, 2, 16, 8);
+    float first = 0, last = 0;
+    for (int step = 0; step < 6; ++step) {
+      const StepReport report = trainer.step({batch});
+      (step == 0 ? first : last) = report.loss;
+    }
+    if (kind == DeviceKind::host) {
+      EXPECT_LT(last, first);
+    }
+    for (const auto& event : device.allocator().trace().events()) requests[kind == DeviceKind::dry].push_back(event.bytes);
   }
+  EXPECT_EQ(requests[0], requests[1]);
 }
 
 // A small GQA model (4 query heads of 64 over 2 KV heads: H*D = 256 is not C = 128, Qwen2-style

@@ -34,17 +34,19 @@ void set_random(Tensor& t, std::uint32_t seed) {
 struct LoraCase {
   const char* preset;
   bool int8_base;
+  bool nf4_base = false;
 };
 
 class LoraGradient : public ::testing::TestWithParam<LoraCase> {};
 
 TEST_P(LoraGradient, AdapterGradientsAreTheMergedModelsProjectedGradients) {
-  const auto [preset, int8_base] = GetParam();
+  const auto [preset, int8_base, nf4_base] = GetParam();
   Device device(DeviceKind::host, testing::unlimited_config());
   const TransformerConfig config = transformer_preset(preset);
   TrainOptions options;
   options.lora.rank = 4;
   options.lora.int8_base = int8_base;
+  options.lora.nf4_base = nf4_base;
   Transformer lora(device, config, options, 7);
   Transformer merged(device, config, TrainOptions{}, 7);  // the same seed: the same base
   ASSERT_EQ(lora.trainable_tensors().size(), config.is_gpt2() ? 8u : 10u);
@@ -115,11 +117,12 @@ TEST_P(LoraGradient, AdapterGradientsAreTheMergedModelsProjectedGradients) {
 
 INSTANTIATE_TEST_SUITE_P(TinyHost, LoraGradient,
                          ::testing::Values(LoraCase{"gpt2-tiny", false}, LoraCase{"llama-tiny", false},
-                                           LoraCase{"llama-tiny", true}),
+                                           LoraCase{"llama-tiny", true}, LoraCase{"llama-tiny", false, true}),
                          [](const auto& info) {
                            std::string name = info.param.preset;
                            for (char& c : name) if (c == '-') c = '_';
-                           return name + (info.param.int8_base ? "_int8_base" : "");
+                           return name + (info.param.int8_base ? "_int8_base" : "") +
+                                  (info.param.nf4_base ? "_nf4_base" : "");
                          });
 
 TEST(Lora, TheBaseIsFrozenAndOnlyTheAdaptersTrain) {
