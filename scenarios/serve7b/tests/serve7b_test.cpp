@@ -1,6 +1,7 @@
 // serve7b on host (tiny: real math on the CPU references) and dry (every scale): every way of
 // serving makes the same greedy tokens for the same requests, except the truncated prompts; host
 // and dry make the same allocations; at full scale on dry the story holds on a 24 GB card.
+#include <cstdio>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -82,9 +83,11 @@ TEST(Serve7bOnHost, AnInt8CacheMakesNearlyTheSameTokensAndShorterInputsDoNot) {
   };
   // int8 keys and values move the logits a little; where the top two are close a token flips, and
   // greedy decoding follows its own output from there: 86% of the tokens agree here.
+  std::printf("tokens agreeing with fixed-paged: int8 %.2f, f32 weights %.2f, shorter input %.2f\n", agreement(int8),
+              agreement(f32), agreement(shorter));
   EXPECT_GE(agreement(int8), 0.75);
   // f32 weights are another model than their bf16 rounding: its greedy tokens differ where the top
-  // two logits are close (about a quarter of them at this tiny scale, vocab 64); the README says so.
+  // two logits are close (86% agree at this tiny scale, vocab 64); the README says so.
   EXPECT_GE(agreement(f32), 0.5);
   EXPECT_LT(agreement(shorter), 0.9);  // the model saw other prompts: other answers
 }
