@@ -1,9 +1,11 @@
 // The model on cuda against the same model on host: one f32 training step of gpt2-tiny gives the
 // same loss and gradients (naive attention), bf16 with fused attention trains, and the cuda
-// allocator sees exactly the requests dry predicts.
+// allocator sees exactly the requests dry predicts; the same for a grouped-query model (4 query
+// heads over 2 KV heads, q/k/v biases, H*D != C) and for LoRA on an nf4 base.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "harness/testing/require_gpu.hpp"
@@ -115,6 +117,46 @@ TEST(TransformerGpu, CudaMakesExactlyTheRequestsDryPredicts) {
   options.attention = AttentionKind::naive;
   EXPECT_EQ(one_step_requests(DeviceKind::cuda, options, "llama-small"),
             one_step_requests(DeviceKind::dry, options, "llama-small"));
+}
+
+// A grouped-query model small enough for host: its first loss on cuda as on host (bf16, fused
+// attention sharing each K/V head between two query heads), and cuda's requests are dry's.
+TransformerConfig small_gqa() {
+  TransformerConfig config = transformer_preset("llama-small");
+  config.name = "gqa-small";
+  config.heads = 4;
+  config.kv_heads = 2;
+  config.head_size = 128;  // H*D = 512, C = 256
+  config.qkv_bias = true;
+  return config;
+}
+
+std::pair<float, std::vector<std::size_t>> gqa_step(DeviceKind kind, const TrainOptions& options) {
+  Device device(kind, testing::unlimited_config());
+  const TransformerConfig config = small_gqa();
+  Transformer model(device, config, options, 5);
+  Trainer trainer(model);
+  const StepReport report = trainer.step({testing::random_batch(device, config, 2, 64, 8)});
+  std::vector<std::size_t> requests;
+  for (const auto& event : device.allocator().trace().events()) requests.push_back(event.bytes);
+  return {report.loss, requests};
+}
+
+TEST(TransformerGpu, GroupedQueryAndNf4OnCudaAsOnHostAndDry) {
+  OOMLAB_REQUIRE_GPU();
+  TrainOptions options;
+  options.precision = Precision::bf16;
+  options.attention = AttentionKind::fused;
+  for (bool nf4 : {false, true}) {
+    options.lora.rank = nf4 ? 8 : 0;
+    options.lora.nf4_base = nf4;
+    const auto cuda = gqa_step(DeviceKind::cuda, options);
+    const auto host = gqa_step(DeviceKind::host, options);
+    const auto dry = gqa_step(DeviceKind::dry, options);
+    EXPECT_NEAR(cuda.first, host.first, 2e-2f * host.first) << "nf4 " << nf4;  // bf16 sums in another order
+    EXPECT_EQ(cuda.second, dry.second) << "nf4 " << nf4;
+    EXPECT_EQ(host.second, dry.second) << "nf4 " << nf4;
+  }
 }
 
 }  // namespace
