@@ -77,7 +77,7 @@ Extrapolation load(const ExtrapolateCliOptions& options) {
 }
 
 std::string kind_of(const Extrapolation& model, const Prediction& prediction) {
-  if (!model.unfitted.empty()) return "an estimate";
+  if (model.estimated()) return "an estimate (some sizes fit no polynomial: listed below)";
   return prediction.exact() && model.exact() ? "exact" : "exact without the left-out requests, and a bound with them";
 }
 
@@ -155,8 +155,7 @@ std::string prediction_text(const Extrapolation& model, const Prediction& p) {
 
 std::string unfitted_text(const Extrapolation& model) {
   if (model.unfitted.empty()) return "";
-  std::string text = "\nnot fitted (" + std::to_string(model.unfitted.size()) +
-                     "; in the trace at an estimate, or left out and bounded):\n";
+  std::string text = "\nnot fitted (" + std::to_string(model.unfitted.size()) + "):\n";
   for (std::size_t i = 0; i < model.unfitted.size() && i < kUnfittedShown; ++i) {
     const extrapolate::UnfittedRequest& u = model.unfitted[i];
     text += "  request " + std::to_string(u.request) + "  " + shown(u.site) + ": " + shown(u.what) + "\n";
@@ -179,7 +178,7 @@ std::string notes_text(const Extrapolation& model, const Prediction* p) {
 Json prediction_json(const Extrapolation& model, const Prediction& p) {
   Json json;
   json["at"] = p.at;
-  json["kind"] = !model.unfitted.empty() ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
+  json["kind"] = model.estimated() ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
   json["settings"] = p.setup.config.to_string();
   json["budget"] = {{"bytes", p.setup.config.budget}, {"text", p.setup.budget_text}};
   json["outcome"] = p.result.fits() ? "ok" : "oom";
@@ -228,7 +227,7 @@ Json model_json(const Extrapolation& model) {
   json["workspaces"] = model.workspaces;
   Json unfitted = Json::array();
   for (const extrapolate::UnfittedRequest& u : model.unfitted) {
-    unfitted.push_back({{"request", u.request}, {"site", u.site}, {"what", u.what}});
+    unfitted.push_back({{"request", u.request}, {"site", u.site}, {"what", u.what}, {"left_out", u.left_out}});
   }
   json["unfitted"] = unfitted;
   return json;

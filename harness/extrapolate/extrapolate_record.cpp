@@ -27,7 +27,8 @@ RunRecord extrapolation_record(const Extrapolation& model, const Prediction& pre
   // Nothing of PyTorch's to compare with at a value it never ran: the replay's fidelity metrics go.
   record.metrics.erase("divergent_events");
   record.metrics.erase("pytorch_peak_reserved");
-  record.metrics["exact"] = prediction.exact() && model.unfitted.empty() ? 1.0 : 0.0;
+  record.metrics["exact"] = prediction.exact() && model.exact() ? 1.0 : 0.0;
+  record.metrics["estimated"] = model.estimated() ? 1.0 : 0.0;
   record.metrics["bound_bytes"] = static_cast<double>(prediction.bound_bytes);
   record.metrics["unfitted_requests"] = static_cast<double>(model.unfitted.size());
   record.metrics["workspace_requests"] = static_cast<double>(model.workspaces);

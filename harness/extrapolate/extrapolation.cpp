@@ -160,6 +160,10 @@ std::uint64_t left_out_peak(const ProgramTrace& trace, LeftOut left_out, const m
 
 }  // namespace
 
+bool Extrapolation::estimated() const {
+  return std::any_of(unfitted.begin(), unfitted.end(), [](const UnfittedRequest& u) { return !u.left_out; });
+}
+
 bool Extrapolation::exact() const {
   return unfitted.empty() && workspaces == 0 &&
          std::all_of(extra_requests.begin(), extra_requests.end(), [](std::size_t n) { return n == 0; });
@@ -209,15 +213,15 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
         misaligned(model, ref, r, model.traces[t], pairings[t].partner, pairings[t].partner[r] != kUnmatched);
       }
     }
+    const std::size_t free = ref.free_of[r];
+    const bool short_lived = !request.user_frame && free != kNoRequest && free - r <= kWorkspaceWindow;
     if (!aligned) {
-      const std::size_t free = ref.free_of[r];
-      const bool short_lived = free != kNoRequest && free - r <= kWorkspaceWindow;
       model.roles[r] = short_lived ? RequestRole::workspace : RequestRole::unaligned;
       if (short_lived) {
         ++model.workspaces;
       } else {
         model.unfitted.push_back({r, replay::site_of(ref.snapshot.stacks, ref.frames(r)),
-                                  "not in every recording, and live longer than a workspace"});
+                                  "not in every recording, and live longer than a workspace: left out, bounded", true});
       }
       continue;
     }
@@ -230,11 +234,17 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
       ++model.fitted;
       model.fitted_quadratic += fit->degree == 2;
       model.checked += fit->checked;
+    } else if (short_lived) {
+      model.roles[r] = RequestRole::workspace;
+      ++model.workspaces;
+      model.unfitted.push_back({r, replay::site_of(ref.snapshot.stacks, ref.frames(r)),
+                                sizes_text(model, r, pairings) + "; a workspace: left out, bounded", true});
     } else {
       model.roles[r] = RequestRole::unfitted;
       model.fits[r] = estimate(knob_values, sizes);
       model.at_least[r] = *std::max_element(sizes.begin(), sizes.end());
-      model.unfitted.push_back({r, replay::site_of(ref.snapshot.stacks, ref.frames(r)), sizes_text(model, r, pairings)});
+      model.unfitted.push_back({r, replay::site_of(ref.snapshot.stacks, ref.frames(r)),
+                                sizes_text(model, r, pairings) + "; in the trace at an estimate", false});
     }
   }
 

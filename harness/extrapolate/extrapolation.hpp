@@ -16,9 +16,11 @@
 //    another knob value. That cannot be extrapolated: MisalignedRequest names the request and the
 //    Python line in both recordings.
 // Sizes: each aligned alloc's recorded sizes are fitted (size_fit.hpp). One that no exact
-// integer polynomial fits (a workspace that changes with the shape, a data-dependent size) is
-// `unfitted`: kept in the trace at an estimate (the line through the two largest values, never
-// below the largest recorded size), listed with its site.
+// integer polynomial fits is listed with its site and is either
+//  - a workspace (frameless and short-lived: a library choosing another workspace at another
+//    shape): left out and bounded like the unaligned ones, or
+//  - `unfitted` (a data-dependent size in the program's own code): kept in the trace at an
+//    estimate (the line through the two largest values, never below the largest recorded size).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -56,7 +58,8 @@ enum class RequestRole : std::uint8_t {
 struct UnfittedRequest {
   std::size_t request = 0;            // in the reference trace
   std::string site;
-  std::string what;                   // "sizes 1.00MiB, 2.50MiB, 3.10MiB at batch=1,2,4" / "no counterpart at batch=1"
+  std::string what;                   // "sizes 1.00MiB, 2.50MiB, 3.10MiB at batch=1,2,4: ..." / "not in every recording ..."
+  bool left_out = false;              // bounded (unaligned, or a workspace whose size fits nothing), else estimated
 };
 
 struct Extrapolation {
@@ -84,6 +87,8 @@ struct Extrapolation {
   std::int64_t reference_knob() const { return traces[reference].knob; }
   // Every request aligned and fitted: the trace at any knob value is exact.
   bool exact() const;
+  // Some request is in the trace at an estimated size: the peaks are estimates too.
+  bool estimated() const;
   // Bytes the left-out requests may add at `at`: the largest of each recording's, scaled by
   // at / its knob value when larger (a workspace grows no faster than the knob: assumed, said).
   std::uint64_t unaligned_bound(std::int64_t at) const;

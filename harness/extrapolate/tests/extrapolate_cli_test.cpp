@@ -28,6 +28,9 @@ class ExtrapolateCli : public ::testing::Test {
     on_device_1.free(on_device_1.alloc(4096, "train.py", 3));
     on_device_1.write(file("device1"));
     std::ofstream(file("not_a_pickle")) << "hello";
+    // A snapshot taken with history off: segments only, nothing to align.
+    std::ofstream(file("no_history"), std::ios::binary)
+        << replay::testing::pickled(replay::testing::py_dict({{"segments", replay::testing::py_list({})}}));
   }
   std::string file(const std::string& name) const { return dir_.path(name + ".pickle"); }
 
@@ -98,6 +101,8 @@ TEST_F(ExtrapolateCli, HostileAndMismatchedInputsAreOneLine) {
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "8", "--budget", "12"}, "invalid budget");
   expect_usage_error({"extrapolate", b1, file("not_a_pickle"), "--knob", "batch=1,2", "--at", "8"}, "not_a_pickle");
   expect_usage_error({"extrapolate", b1, file("missing"), "--knob", "batch=1,2", "--at", "8"}, "missing");
+  expect_usage_error({"extrapolate", b1, file("no_history"), "--knob", "batch=1,2", "--at", "8"}, "no allocation history");
+  expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "2000000000"}, "more than any GPU holds");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "4000000000"}, "not a whole number");
 }
 

@@ -115,6 +115,37 @@ TEST(Extrapolation, ExtraWorkspacesInASmallerRecordingAreCounted) {
   EXPECT_EQ(model.unaligned_bound(2), 8u * 1024 * 1024) << "4 MiB at batch 1, scaled to 2";
 }
 
+TEST(Extrapolation, WorkspaceWhoseSizeFitsNothingIsLeftOutAndListed) {
+  TrainingShape small, large;
+  small.workspaces = large.workspaces = 1;
+  large.workspace_bytes = 6 * 1024 * 1024;  // cuDNN picks another algorithm at batch 4
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, {}, FitMode::automatic, {small, small, large});
+  EXPECT_EQ(model.workspaces, 2u);
+  ASSERT_EQ(model.unfitted.size(), 2u);
+  EXPECT_TRUE(model.unfitted[0].left_out);
+  EXPECT_NE(model.unfitted[0].what.find("a workspace: left out, bounded"), std::string::npos) << model.unfitted[0].what;
+  EXPECT_FALSE(model.estimated()) << "bounded, not estimated";
+  EXPECT_FALSE(model.exact());
+  // Each recording's own workspaces, scaled to the target: batch 1's 4 MiB may be 16 MiB at 4
+  // under the assumption (no faster than the batch), more than batch 4's 6 MiB.
+  EXPECT_EQ(model.left_out_live_bytes[2], 6u * 1024 * 1024);
+  EXPECT_EQ(model.unaligned_bound(4), 16u * 1024 * 1024);
+}
+
+TEST(Extrapolation, ProgramsOwnExtraRequestInASmallerRecordingStops) {
+  TrainingShape debug;
+  debug.debug_alloc = true;
+  try {
+    extrapolate_batches({1, 2}, {}, FitMode::automatic, {debug, TrainingShape{}});
+    FAIL() << "an extra request on the program's own line was taken for a workspace";
+  } catch (const MisalignedRequest& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("of b1.pickle"), std::string::npos) << what;
+    EXPECT_NE(what.find("train.py:50 step"), std::string::npos) << what;
+    EXPECT_NE(what.find("no counterpart in b2.pickle (batch=2"), std::string::npos) << what;
+  }
+}
+
 TEST(Extrapolation, RecordingsOfDifferentDevicesAreRefused) {
   testing::SyntheticProgram other = training_program(2);
   testing::SyntheticProgram on_device_1;

@@ -96,6 +96,8 @@ struct TrainingShape {
   int workspaces = 0;
   std::int64_t moved_line = 0;  // != 0: the second activation is made on this line instead (a changed program)
   int extra_workspace_every = 0;  // > 0: one more workspace every that many steps (a library's choice)
+  std::uint64_t workspace_bytes = 4 * 1024 * 1024;  // each workspace's size (a library picks per shape)
+  bool debug_alloc = false;       // the program's own extra request (train.py:50) in each step
 };
 
 inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape& shape = {}) {
@@ -106,7 +108,8 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
     const std::size_t embed = program.alloc(4 * 1000 * static_cast<std::uint64_t>(batch) + 12, "model.py", 20, "forward");
     const std::size_t hidden = program.alloc(2 * 3'000'000 * static_cast<std::uint64_t>(batch), "model.py",
                                              shape.moved_line != 0 ? shape.moved_line : 21, "forward");
-    for (int w = 0; w < shape.workspaces; ++w) program.free(program.alloc(4 * 1024 * 1024, ""));
+    for (int w = 0; w < shape.workspaces; ++w) program.free(program.alloc(shape.workspace_bytes, ""));
+    if (shape.debug_alloc) program.free(program.alloc(1024, "train.py", 50, "step"));
     if (shape.extra_workspace_every > 0 && step % shape.extra_workspace_every == 0) {
       program.free(program.alloc(8 * 1024 * 1024, ""));
     }
