@@ -47,6 +47,8 @@ replay::ReplayReport analyse(const replay::Snapshot& snapshot, const ReplayCliOp
     request.device = options.device;
     request.what_if = options.what_if;
     request.keep_trace = !options.trace_path.empty();
+    request.from = options.from;
+    request.to = options.to;
     return replay::analyse_snapshot(snapshot, request);
   } catch (const replay::SnapshotError& e) {
     throw UsageError(e.what());

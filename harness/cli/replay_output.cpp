@@ -43,6 +43,10 @@ std::string header(const ReplayReport& report, const std::string& path) {
                      ", " + std::to_string(e.empty_caches) + " empty_cache()\n";
   text += "  settings  " + report.config.to_string() + " (" + report.settings.origin + ")\n";
   text += "  budget    " + report.budget_text + "\n";
+  if (!report.window.whole) {
+    text += "  window    " + report.window.text + ": replayed from the trace's start (fidelity counts every " +
+            "request replayed); the counts, peaks, sites, phases and what-ifs are the window's\n";
+  }
   return text;
 }
 
@@ -213,6 +217,10 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
                       {"pytorch_peak_reserved", report.pytorch_peak_reserved}, {"first_divergence", divergence},
                       {"pools", pools_json(report)}};
   json["need"] = {{"allocated", report.need_allocated}, {"reserved", report.need_reserved}};
+  json["window"] = report.window.whole ? Json(nullptr)
+                                       : Json{{"first_entry", report.window.begin_entry},
+                                              {"last_entry", report.window.end_entry - 1},
+                                              {"text", report.window.text}};
   Json oom = nullptr;
   if (report.oom) {
     oom = {{"event", report.oom->event}, {"request", report.oom->request}, {"site", report.oom->site},

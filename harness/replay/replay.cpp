@@ -53,6 +53,7 @@ class Replayer {
   }
 
   ReplayResult run() {
+    measuring_ = options_.measure_from == 0;
     auto next_empty_cache = options_.empty_cache_after.begin();
     for (const ReplayStep& step : plan_.steps) {
       const std::size_t expected = options_.compare ? step.decision_count : 0;
@@ -60,6 +61,7 @@ class Replayer {
       bool global_empty_cache = true;
       if (!pool_usage_.empty()) global_empty_cache = let_go_of_released_pools(step);
       if (step.event != kNoEvent) {
+        measuring_ = step.event >= options_.measure_from;
         count_free_requests_before(step.event);
         if (global_empty_cache || device_.events[step.event].kind != ReplayEventKind::empty_cache) {
           perform(step.event);
@@ -67,9 +69,9 @@ class Replayer {
           ++result_.requests;
         }
       }
-      if (!pool_usage_.empty()) track_pools();
+      if (!pool_usage_.empty() && measuring_) track_pools();
       if (options_.compare) compare(step);
-      track_peaks(step.event);
+      if (measuring_) track_peaks(step.event);
       while (next_empty_cache != options_.empty_cache_after.end() && *next_empty_cache <= step.event &&
              step.event != kNoEvent) {
         if (*next_empty_cache == step.event) allocator_.empty_cache();
@@ -106,7 +108,7 @@ class Replayer {
           diverge(index, "out of memory", "allocated (freed at once: PyTorch's program never had it)");
           const std::size_t bytes = allocator_.block_size(fitted);
           allocated_ += bytes;
-          track_peaks(index);  // the run's need includes the request that failed
+          if (measuring_) track_peaks(index);  // the run's need includes the request that failed
           allocated_ -= bytes;
           allocator_.deallocate(fitted);
         }
@@ -147,7 +149,7 @@ class Replayer {
     try {
       return allocator_.allocate(event.size, memory::Tag::other, stream_handle(event.stream), pool);
     } catch (const memory::OomError& oom) {
-      result_.ooms.push_back({index, pytorch_failed, oom.info(), oom.what()});
+      if (index >= options_.measure_from) result_.ooms.push_back({index, pytorch_failed, oom.info(), oom.what()});
       if (!pytorch_failed) diverge(index, "allocated", "out of memory");
       return nullptr;
     }
@@ -292,6 +294,7 @@ class Replayer {
   std::map<memory::PoolHandle, PoolUsage> pool_usage_;  // empty until a private pool appears
   std::optional<memory::PoolHandle> last_private_;
   std::uint64_t allocated_ = 0;
+  bool measuring_ = false;  // in the window: past options_.measure_from
   ReplayResult result_;
 };
 

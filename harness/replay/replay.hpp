@@ -32,6 +32,9 @@ struct ReplayOptions {
   // the what-if "empty_cache() at phase boundaries". Sorted.
   std::vector<std::size_t> empty_cache_after;
   bool keep_trace = false;         // fill ReplayResult::chrome_trace (oomlab's own trace)
+  // A window (--from): the events before this one are replayed (they make the state the window
+  // starts from) but peaks, pool peaks and failed requests are counted from it on.
+  std::size_t measure_from = 0;
 };
 
 // Where oomlab first did something else than PyTorch.

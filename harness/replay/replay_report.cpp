@@ -1,5 +1,6 @@
 #include "harness/replay/replay_report.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -106,7 +107,7 @@ OomFinding find_oom(const ReplayReport& report, const StackTable& stacks) {
     finding.pytorch_failed_too = failed->pytorch_failed_too;
     finding.info = failed->info;
   } else {
-    for (std::size_t i = 0; i < report.events.events.size() && event == kNoEvent; ++i) {
+    for (std::size_t i = report.window.begin_event; i < report.events.events.size() && event == kNoEvent; ++i) {
       if (report.events.events[i].kind == ReplayEventKind::oom) event = i;
     }
     finding.pytorch_failed_too = true;
@@ -134,6 +135,36 @@ OomFinding find_oom(const ReplayReport& report, const StackTable& stacks) {
   return finding;
 }
 
+// The plan cut at the window's end: nothing after it is replayed.
+ReplayPlan plan_up_to(const ReplayPlan& whole, const ReplayWindow& window) {
+  ReplayPlan plan = whole;
+  const auto past = std::find_if(plan.steps.begin(), plan.steps.end(), [&](const ReplayStep& step) {
+    if (step.event != kNoEvent) return step.event >= window.end_event;
+    return step.decision_count > 0 && plan.decisions[step.first_decision].event >= window.end_event;
+  });
+  plan.steps.erase(past, plan.steps.end());
+  return plan;
+}
+
+// Phases and growth found in the window's events alone, numbered as the whole trace's events.
+void find_window_phases(ReplayReport& report, const StackTable& stacks) {
+  const DeviceEvents in_window = window_events(report.events, report.window);
+  report.phases = find_phases(in_window, report.config.roundup_power2_divisions);
+  report.growth = fit_iteration_growth(report.phases);
+  report.iteration_growth =
+      explain_growth(in_window, stacks, report.phases, report.growth, report.config.roundup_power2_divisions);
+  const std::size_t shift = report.window.begin_event;
+  for (std::size_t& event : report.phases.boundaries) event += shift;
+  for (std::size_t& event : report.phases.level_events) event += shift;
+  report.phases.loop_start += shift;
+  if (report.iteration_growth.released_at) *report.iteration_growth.released_at += shift;
+  if (report.iteration_growth.stopped_at) *report.iteration_growth.stopped_at += shift;
+  report.events.allocs = in_window.allocs;
+  report.events.frees = in_window.frees;
+  report.events.ooms = in_window.ooms;
+  report.events.empty_caches = in_window.empty_caches;
+}
+
 }  // namespace
 
 ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& request) {
@@ -151,16 +182,24 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
     for (const std::string& note : report.config.notes) report.notes.push_back(note);
     report.config.notes.clear();
   }
-  const ReplayPlan plan = plan_replay(report.events, snapshot);
-  report.pytorch_peak_reserved = plan.pytorch_peak_reserved;
-  report.pytorch_reserved_at_start = plan.pytorch_reserved_at_start;
-  set_budget(report, plan, request);
+  report.window = resolve_window(report.events, snapshot.device_traces.at(static_cast<std::size_t>(report.device)),
+                                 request.from, request.to);
+  const ReplayPlan whole_plan = plan_replay(report.events, snapshot);
+  report.pytorch_peak_reserved = whole_plan.pytorch_peak_reserved;
+  report.pytorch_reserved_at_start = whole_plan.pytorch_reserved_at_start;
+  set_budget(report, whole_plan, request);  // the run's cap: the whole trace says most about it
   add_event_notes(report, snapshot, report.notes);
+  const ReplayPlan plan = report.window.whole ? whole_plan : plan_up_to(whole_plan, report.window);
+  if (!report.window.whole) {
+    report.events.events.resize(report.window.end_event);
+    report.pytorch_peak_reserved = pytorch_peak_in_window(plan, report.window);
+  }
 
   ReplayOptions fidelity;
   fidelity.config = report.config;
   fidelity.compare = true;
   fidelity.keep_trace = request.keep_trace;
+  fidelity.measure_from = report.window.begin_event;
   report.fidelity = replay(report.events, plan, fidelity);
 
   // The need: the same requests with no cap (nothing fails, nothing is collected for a budget).
@@ -169,6 +208,7 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
     ReplayOptions uncapped;
     uncapped.config = report.config;
     uncapped.config.budget = memory::AllocatorConfig::kUnlimited;
+    uncapped.measure_from = report.window.begin_event;
     const ReplayResult need = replay(report.events, plan, uncapped);
     report.need_allocated = need.peak_allocated;
     report.need_reserved = need.peak_reserved;
@@ -177,10 +217,14 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
     report.need_reserved = report.fidelity.peak_reserved;
   }
 
-  report.phases = find_phases(report.events, report.config.roundup_power2_divisions);
-  report.growth = fit_iteration_growth(report.phases);
-  report.iteration_growth = explain_growth(report.events, snapshot.stacks, report.phases, report.growth,
-                                           report.config.roundup_power2_divisions);
+  if (report.window.whole) {
+    report.phases = find_phases(report.events, report.config.roundup_power2_divisions);
+    report.growth = fit_iteration_growth(report.phases);
+    report.iteration_growth = explain_growth(report.events, snapshot.stacks, report.phases, report.growth,
+                                             report.config.roundup_power2_divisions);
+  } else {
+    find_window_phases(report, snapshot.stacks);
+  }
   if (report.fidelity.peak_allocated > 0) {
     report.live_at_peak = report.fidelity.peak_allocated;
     report.top_sites = top_sites(report.events, snapshot.stacks, report.fidelity.peak_allocated_event,
@@ -194,7 +238,7 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
     if (report.budget_inferred && range.high && range.consistent() && *range.high > range.low) {
       largest_cap = static_cast<std::size_t>(*range.high);
     }
-    report.what_if = what_if(report.events, plan, report.config, report.phases, largest_cap);
+    report.what_if = what_if(report.events, plan, report.config, report.phases, largest_cap, report.window.begin_event);
   }
   return report;
 }

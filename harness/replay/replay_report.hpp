@@ -17,6 +17,7 @@
 #include "harness/replay/phases_growth.hpp"
 #include "harness/replay/replay.hpp"
 #include "harness/replay/replay_settings.hpp"
+#include "harness/replay/replay_window.hpp"
 #include "harness/replay/snapshot.hpp"
 #include "harness/replay/what_if.hpp"
 
@@ -28,6 +29,7 @@ struct ReplayRequest {
   int device = -1;         // -1: the device with an oom, else the one with the most requests
   bool what_if = false;
   bool keep_trace = false;
+  std::string from, to;    // the window reported (replay_window.hpp); empty: the whole trace
 };
 
 // The failed request, as the user's program made it.
@@ -44,7 +46,8 @@ struct OomFinding {
 struct ReplayReport {
   int device = 0;
   std::size_t devices_with_requests = 0;
-  DeviceEvents events;                // the replayed device's
+  DeviceEvents events;                // the replayed device's, up to the window's end; counts: the window's
+  ReplayWindow window;                // --from/--to; peaks, OOMs, sites, phases and what-ifs are its own
   SnapshotSettings settings;          // the run's, from the snapshot
   memory::AllocatorConfig config;     // what was replayed: the snapshot's, --alloc-conf, the budget
   BudgetRange budget_range;

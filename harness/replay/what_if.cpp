@@ -11,14 +11,15 @@ struct RowRunner {
   const DeviceEvents& device;
   const ReplayPlan& plan;
   std::optional<std::size_t> largest_cap;
+  std::size_t measure_from = 0;
 
   WhatIfRow operator()(std::string setting, const memory::AllocatorConfig& config,
                        const std::vector<std::size_t>& empty_cache_after = {}) const {
-    WhatIfRow row = run_row(device, plan, std::move(setting), config, empty_cache_after);
+    WhatIfRow row = run_row(device, plan, std::move(setting), config, empty_cache_after, measure_from);
     if (largest_cap && config.budget != *largest_cap && !row.fits) {
       memory::AllocatorConfig larger = config;
       larger.budget = *largest_cap;
-      row.fits_at_largest_cap = run_row(device, plan, "", larger, empty_cache_after).fits;
+      row.fits_at_largest_cap = run_row(device, plan, "", larger, empty_cache_after, measure_from).fits;
     } else if (largest_cap) {
       row.fits_at_largest_cap = row.fits;  // fitting the tightest cap, it fits every larger one
     }
@@ -26,12 +27,15 @@ struct RowRunner {
   }
 
   static WhatIfRow run_row(const DeviceEvents& device, const ReplayPlan& plan, std::string setting,
-                           const memory::AllocatorConfig& config, const std::vector<std::size_t>& empty_cache_after);
+                           const memory::AllocatorConfig& config, const std::vector<std::size_t>& empty_cache_after,
+                           std::size_t measure_from);
 };
 
 WhatIfRow RowRunner::run_row(const DeviceEvents& device, const ReplayPlan& plan, std::string setting,
-                             const memory::AllocatorConfig& config, const std::vector<std::size_t>& empty_cache_after) {
+                             const memory::AllocatorConfig& config, const std::vector<std::size_t>& empty_cache_after,
+                             std::size_t measure_from) {
   ReplayOptions options;
+  options.measure_from = measure_from;
   options.config = config;
   options.empty_cache_after = empty_cache_after;
   const ReplayResult result = replay(device, plan, options);
@@ -64,8 +68,8 @@ const memory::GpuProfile* next_smaller_profile(std::size_t budget) {
 
 std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& plan,
                                const memory::AllocatorConfig& recorded, const Phases& phases,
-                               std::optional<std::size_t> largest_cap) {
-  const RowRunner row_for{device, plan, largest_cap};
+                               std::optional<std::size_t> largest_cap, std::size_t measure_from) {
+  const RowRunner row_for{device, plan, largest_cap, measure_from};
   std::vector<WhatIfRow> rows;
   rows.push_back(row_for("as recorded", recorded));
   rows.back().as_recorded = true;
@@ -96,7 +100,7 @@ std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& pla
       memory::AllocatorConfig config = recorded;
       config.budget = smaller->budget();
       config.budget_is_fraction = false;  // a card: the device refuses
-      rows.push_back(RowRunner{device, plan, std::nullopt}("budget " + smaller->name + " (" +
+      rows.push_back(RowRunner{device, plan, std::nullopt, measure_from}("budget " + smaller->name + " (" +
                                                            format_size(smaller->budget()) + ")", config));
     }
   }

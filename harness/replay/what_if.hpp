@@ -36,7 +36,8 @@ struct WhatIfRow {
 // is one a profile undercuts).
 std::vector<WhatIfRow> what_if(const DeviceEvents& device, const ReplayPlan& plan,
                                const memory::AllocatorConfig& recorded, const Phases& phases,
-                               std::optional<std::size_t> largest_cap = std::nullopt);
+                               std::optional<std::size_t> largest_cap = std::nullopt,
+                               std::size_t measure_from = 0);  // a window's first event (ReplayOptions)
 
 // The GPU profile with the largest budget at least 5% below `budget`: the next card down, not
 // one within a rounding of it. nullptr when none is.

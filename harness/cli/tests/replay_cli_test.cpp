@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,26 @@ TEST(ReplayCli, TheOomIsReproducedDiagnosedAndLocated) {
   EXPECT_EQ(record.outcome.diagnosis, "fragmentation");
   const nlohmann::json trace = nlohmann::json::parse(read_text_file(dir.path("trace.json")));
   EXPECT_TRUE(trace.contains("traceEvents"));
+}
+
+TEST(ReplayCli, AWindowIsNamedAndABadOneIsOneLineExitTwo) {
+  const std::string srgan = fixture("torch/srgan_leak-torch2.11.0_cu130.pickle.gz");
+  const Result window = run_oomlab({"replay", srgan, "--from", "entry:4000", "--to", "6.29s"});
+  EXPECT_EQ(window.exit_code, 0) << window.out << window.err;
+  EXPECT_TRUE(has(window.out, "window    entries 4000 to ")) << window.out;
+  EXPECT_TRUE(has(window.out, "= PyTorch's")) << window.out;
+  const Result json = run_oomlab({"replay", srgan, "--from", "entry:4000", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(json.out)["window"]["first_entry"], 4000);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--from", "soon"},
+                                              std::vector<std::string>{"--from", "3s", "--to", "entry:10"},
+                                              std::vector<std::string>{"--to", "entry:100000"}}) {
+    std::vector<std::string> args = {"replay", srgan};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const Result result = run_oomlab(args);
+    EXPECT_EQ(result.exit_code, 2) << bad[1] << ": " << result.out << result.err;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+  }
 }
 
 TEST(ReplayCli, JsonHasTheSameFields) {
