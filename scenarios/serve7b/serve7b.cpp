@@ -87,10 +87,10 @@ void Serve7bScenario::run(const std::string& variant, RunContext& context) const
     context.set_metric("kv_share_of_peak", static_cast<double>(stats.tag(memory::Tag::data).peak) /
                                                static_cast<double>(stats.allocated.peak));
   }
-  context.set_metric("ttft_p50_s", serve::percentile(out.time_to_first_token, 50));
-  context.set_metric("ttft_p99_s", serve::percentile(out.time_to_first_token, 99));
-  context.set_metric("tpot_p50_s", serve::percentile(out.time_per_output_token, 50));
-  context.set_metric("tpot_p99_s", serve::percentile(out.time_per_output_token, 99));
+  context.set_metric("ttft_p50_seconds", serve::percentile(out.time_to_first_token, 50));
+  context.set_metric("ttft_p99_seconds", serve::percentile(out.time_to_first_token, 99));
+  context.set_metric("tpot_p50_seconds", serve::percentile(out.time_per_output_token, 50));
+  context.set_metric("tpot_p99_seconds", serve::percentile(out.time_per_output_token, 99));
   context.note("served " + std::to_string(plan.workload.requests) + " requests in " + std::to_string(out.steps) +
                " steps: " + std::to_string(out.generated) + " tokens, KV peak " +
                format_size(out.kv_peak_bytes) + ", " + std::to_string(out.preemptions) + " preemptions");
