@@ -2,6 +2,8 @@
 // memory with activations the largest tag; the fused kernel fits; host and dry agree.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "harness/memory/tags.hpp"
 #include "harness/testing/run_scenario.hpp"
 #include "scenarios/gpt_train/tests/oom_story_checks.hpp"
@@ -59,6 +61,27 @@ TEST(LongContextOnHost, OutcomesMatchDryEventForEvent) {
       ASSERT_TRUE(host.events[i].same_as(dry.events[i])) << variant << " event " << i;
     }
   }
+}
+
+// --set model= takes a Hugging Face config: GPT-2's config.json plans exactly as the preset (its
+// position table grown to T = 4096 alike), recorded with its architecture; and a grouped-query
+// model's naive attention still keeps (B, H, T, T) per layer: H query heads, whatever Hkv is.
+TEST(LongContextModels, AConfigPathPlansAsItsPresetAndNaiveScoresCountQueryHeads) {
+  const std::filesystem::path gpt2 = std::filesystem::path(OOMLAB_TRANSFORMER_TEST_CONFIGS) / "gpt2";
+  const auto full = [](const char* variant, const std::string& set) {
+    return run_variant_in_process(testing::quiet_request("long_context", variant, DeviceKind::dry, Scale::full,
+                                                         "unlimited", parse_knob_settings(set)));
+  };
+  const RunRecord by_path = full("fixed", "model=" + gpt2.string());
+  const RunRecord by_name = full("fixed", "model=gpt2-124m");
+  EXPECT_EQ(by_path.knobs.at("model"), (gpt2 / "config.json").string() + "#GPT2LMHeadModel");
+  EXPECT_EQ(by_path.memory.peak_allocated, by_name.memory.peak_allocated);
+  EXPECT_EQ(by_path.memory.per_tag_peak, by_name.memory.per_tag_peak);
+  const RunRecord naive = full("broken", "model=mistral-7b,batch=1");
+  const RunRecord fused = full("fixed", "model=mistral-7b,batch=1");
+  ASSERT_EQ(fused.outcome.status, OutcomeStatus::ok) << fused.outcome.message;
+  // 32 layers x 32 query heads x 4096^2 f32 probabilities: 64 GiB more, not 16 (8 KV heads).
+  EXPECT_GT(naive.memory.peak_allocated - fused.memory.peak_allocated, std::uint64_t{60} << 30);
 }
 
 }  // namespace
