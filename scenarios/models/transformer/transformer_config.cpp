@@ -27,8 +27,8 @@ TransformerConfig make(const char* name, ModelStyle style, std::int64_t vocab, s
   return config;
 }
 
-// A grouped-query model of the Llama family, as its config.json reads.
-TransformerConfig make_gqa(const char* name, const char* architecture, std::int64_t vocab, std::int64_t max_seq,
+// A Llama-family model (Llama, Mistral, Qwen2) as its config.json on the Hub reads.
+TransformerConfig make_hub(const char* name, const char* architecture, std::int64_t vocab, std::int64_t max_seq,
                            std::int64_t layers, std::int64_t heads, std::int64_t kv_heads, std::int64_t channels,
                            std::int64_t ffn, double rope_theta, const char* torch_dtype) {
   TransformerConfig config = make(name, ModelStyle::llama, vocab, max_seq, layers, heads, channels, ffn);
@@ -67,19 +67,19 @@ const std::vector<TransformerConfig>& presets() {
       make("llama-tiny", ModelStyle::llama, 64, 32, 2, 2, 128, 192),
       // The Hub's configs (config.json of each repository; tests/configs holds their fields):
       // meta-llama/Llama-2-7b-hf, meta-llama/Llama-2-13b-hf
-      make_gqa("llama-2-7b", "LlamaForCausalLM", 32000, 4096, 32, 32, 32, 4096, 11008, 10000.0, "float16"),
-      make_gqa("llama-2-13b", "LlamaForCausalLM", 32000, 4096, 40, 40, 40, 5120, 13824, 10000.0, "float16"),
+      make_hub("llama-2-7b", "LlamaForCausalLM", 32000, 4096, 32, 32, 32, 4096, 11008, 10000.0, "float16"),
+      make_hub("llama-2-13b", "LlamaForCausalLM", 32000, 4096, 40, 40, 40, 5120, 13824, 10000.0, "float16"),
       // meta-llama/Meta-Llama-3-8B, meta-llama/Llama-3.1-70B (its rope_scaling changes values only)
-      make_gqa("llama-3-8b", "LlamaForCausalLM", 128256, 8192, 32, 32, 8, 4096, 14336, 500000.0, "bfloat16"),
-      make_gqa("llama-3.1-70b", "LlamaForCausalLM", 128256, 131072, 80, 64, 8, 8192, 28672, 500000.0, "bfloat16"),
+      make_hub("llama-3-8b", "LlamaForCausalLM", 128256, 8192, 32, 32, 8, 4096, 14336, 500000.0, "bfloat16"),
+      make_hub("llama-3.1-70b", "LlamaForCausalLM", 128256, 131072, 80, 64, 8, 8192, 28672, 500000.0, "bfloat16"),
       // mistralai/Mistral-7B-v0.1
-      with_sliding_window(make_gqa("mistral-7b", "MistralForCausalLM", 32000, 32768, 32, 32, 8, 4096, 14336,
+      with_sliding_window(make_hub("mistral-7b", "MistralForCausalLM", 32000, 32768, 32, 32, 8, 4096, 14336,
                                    10000.0, "bfloat16"),
                           4096),
       // Qwen/Qwen2.5-7B, Qwen/Qwen2.5-14B: biased q/k/v; sliding_window set but use_sliding_window false
-      with_qkv_bias(make_gqa("qwen2.5-7b", "Qwen2ForCausalLM", 152064, 131072, 28, 28, 4, 3584, 18944, 1000000.0,
+      with_qkv_bias(make_hub("qwen2.5-7b", "Qwen2ForCausalLM", 152064, 131072, 28, 28, 4, 3584, 18944, 1000000.0,
                              "bfloat16")),
-      with_qkv_bias(make_gqa("qwen2.5-14b", "Qwen2ForCausalLM", 152064, 131072, 48, 40, 8, 5120, 13824, 1000000.0,
+      with_qkv_bias(make_hub("qwen2.5-14b", "Qwen2ForCausalLM", 152064, 131072, 48, 40, 8, 5120, 13824, 1000000.0,
                              "bfloat16")),
   };
   return all;
