@@ -205,16 +205,15 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
     const ProgramRequest& request = ref.requests[r];
     if (request.kind != ReplayEventKind::alloc) continue;
     ++model.allocs;
+    const bool short_lived = ref.workspace_like(r, kWorkspaceWindow);
     bool aligned = true;
     for (std::size_t t = 0; t < model.traces.size() && aligned; ++t) {
       if (t == model.reference || same_lifetime(ref, model.traces[t], pairings[t], r)) continue;
       aligned = false;
-      if (request.user_frame) {
+      if (request.user_frame && !short_lived) {
         misaligned(model, ref, r, model.traces[t], pairings[t].partner, pairings[t].partner[r] != kUnmatched);
       }
     }
-    const std::size_t free = ref.free_of[r];
-    const bool short_lived = !request.user_frame && free != kNoRequest && free - r <= kWorkspaceWindow;
     if (!aligned) {
       model.roles[r] = short_lived ? RequestRole::workspace : RequestRole::unaligned;
       if (short_lived) {
@@ -248,14 +247,17 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
     }
   }
 
-  // The other recordings' own requests: frameless ones are counted, others stop the run.
+  // The other recordings' own requests: workspaces and frameless ones are counted, others stop
+  // the run.
   model.extra_requests.assign(model.traces.size(), 0);
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
     if (t == model.reference) continue;
     const ProgramTrace& other = model.traces[t];
     for (std::size_t j = 0; j < other.requests.size(); ++j) {
       if (other.requests[j].kind != ReplayEventKind::alloc || pairings[t].back[j] != kNoRequest) continue;
-      if (other.requests[j].user_frame) misaligned(model, other, j, ref, pairings[t].back, false);
+      if (other.requests[j].user_frame && !other.workspace_like(j, kWorkspaceWindow)) {
+        misaligned(model, other, j, ref, pairings[t].back, false);
+      }
       ++model.extra_requests[t];
     }
   }

@@ -6,15 +6,16 @@
 // extra requests in one recording shift nothing. An alloc is aligned when it is matched in every
 // recording and its free (and free_requested) is matched to the partner's: same place, same
 // lifetime. What is not aligned is classified:
-//  - workspace: no frame in the program's own code, freed within kWorkspaceWindow requests: a
-//    library's scratch memory taken and returned around one kernel (cuBLAS, cuDNN; GPT-2 makes
-//    100 more of these at batch 1 than at batch 2). Left out of the trace; their effect is
-//    bounded (Extrapolation::unaligned_bound).
+//  - workspace: asked for in library code (no Python frame at all, as in the backward pass, or
+//    the innermost one in torch or another library, as cuDNN's inside conv2d) and freed within
+//    kWorkspaceWindow requests: scratch memory taken and returned around one kernel (GPT-2 makes
+//    100 more of these at batch 1 than at batch 2; cuDNN picks other algorithms per shape).
+//    Left out of the trace; their effect is bounded (Extrapolation::unaligned_bound).
 //  - unaligned: no user frame but longer-lived (a library choosing another algorithm keeps its
 //    buffer longer): left out and bounded the same way, and listed with its site.
-//  - a request with a user frame that is not aligned: the program itself did something else at
-//    another knob value. That cannot be extrapolated: MisalignedRequest names the request and the
-//    Python line in both recordings.
+//  - any other request with a frame in the program's own code that is not aligned: the program
+//    itself did something else at another knob value. That cannot be extrapolated:
+//    MisalignedRequest names the request and the Python line in both recordings.
 // Sizes: each aligned alloc's recorded sizes are fitted (size_fit.hpp). One that no exact
 // integer polynomial fits is listed with its site and is either
 //  - a workspace (frameless and short-lived: a library choosing another workspace at another

@@ -28,26 +28,36 @@ class StackKeys {
     const auto found = keys_.find(id);
     if (found != keys_.end()) return found->second;
     std::uint64_t hash = 14695981039346656037ull;
-    bool user = false;
+    bool user = false, innermost_seen = false, innermost_user = false;
     for (replay::FrameId frame_id : stacks_.stack(id)) {
       const replay::Frame& frame = stacks_.frame(frame_id);
       hash = fnv1a(hash, frame.filename.data(), frame.filename.size());
       hash = fnv1a(hash, &frame.line, sizeof frame.line);
       hash = fnv1a(hash, frame.name.data(), frame.name.size() + 1);  // with the NUL: fields stay apart
-      user = user || replay::frame_kind(frame) == replay::FrameKind::user;
+      const replay::FrameKind kind = replay::frame_kind(frame);
+      user = user || kind == replay::FrameKind::user;
+      if (!innermost_seen && kind != replay::FrameKind::native) {
+        innermost_seen = true;
+        innermost_user = kind == replay::FrameKind::user;
+      }
     }
     user_[id] = user;
+    library_side_[id] = !innermost_user;
     return keys_[id] = hash;
   }
   bool user_frame(replay::StackId id) {
     key(id);
     return user_[id];
   }
+  bool library_side(replay::StackId id) {
+    key(id);
+    return library_side_[id];
+  }
 
  private:
   const replay::StackTable& stacks_;
   std::unordered_map<replay::StackId, std::uint64_t> keys_;
-  std::unordered_map<replay::StackId, bool> user_;
+  std::unordered_map<replay::StackId, bool> user_, library_side_;
 };
 
 std::uint64_t with_action(std::uint64_t key, ReplayEventKind kind) {
@@ -96,6 +106,7 @@ ProgramTrace program_trace(std::string file, std::int64_t knob, replay::Snapshot
       case ReplayEventKind::alloc:
         request.key = with_action(keys.key(event.frames), event.kind);
         request.user_frame = keys.user_frame(event.frames);
+        request.library_side = keys.library_side(event.frames);
         break;
       case ReplayEventKind::free_requested:
       case ReplayEventKind::free:

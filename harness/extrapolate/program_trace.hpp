@@ -21,6 +21,9 @@ struct ProgramRequest {
   std::size_t alloc = kNoRequest;  // free_requested / free: the request of the block's alloc (none: before the trace)
   std::uint64_t key = 0;         // action and the alloc's frames (file, line, function), hashed
   bool user_frame = false;       // the alloc's stack has a frame in the program's own code
+  // The alloc's innermost Python frame is not the program's (torch, a library, generated code),
+  // or it has none: memory a library asked for, e.g. cuDNN's workspace inside conv2d.
+  bool library_side = false;
 };
 
 struct ProgramTrace {
@@ -32,6 +35,10 @@ struct ProgramTrace {
   // By alloc request: its free and free_requested requests (kNoRequest: still live at the end).
   std::vector<std::size_t> free_of, free_requested_of;
 
+  // A library's scratch memory: asked for in library code, freed within `window` requests.
+  bool workspace_like(std::size_t alloc, std::size_t window) const {
+    return requests[alloc].library_side && free_of[alloc] != kNoRequest && free_of[alloc] - alloc <= window;
+  }
   std::uint64_t size(std::size_t request) const { return events.events[requests[request].event].size; }
   replay::StackId frames(std::size_t request) const { return events.events[requests[request].event].frames; }
 };

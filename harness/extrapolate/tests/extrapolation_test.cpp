@@ -132,6 +132,19 @@ TEST(Extrapolation, WorkspaceWhoseSizeFitsNothingIsLeftOutAndListed) {
   EXPECT_EQ(model.unaligned_bound(4), 16u * 1024 * 1024);
 }
 
+TEST(Extrapolation, LibraryWorkspaceUnderTheProgramsLineIsAWorkspace) {
+  // cuDNN takes a workspace inside conv2d at batch 1 and 4 only: the stack has the user's line,
+  // but the request is the library's, and it is returned at once.
+  TrainingShape with, without;
+  with.conv_workspace_bytes = 2 * 1024 * 1024;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, {}, FitMode::automatic, {with, without, with});
+  EXPECT_EQ(model.workspaces, 2u) << "batch 4's, not in batch 2";
+  EXPECT_TRUE(model.unfitted.empty());
+  EXPECT_FALSE(model.exact());
+  const Extrapolation other_way = extrapolate_batches({1, 2}, {}, FitMode::automatic, {with, without});
+  EXPECT_EQ(other_way.extra_requests[0], 2u) << "batch 1's extra workspaces are counted, not refused";
+}
+
 TEST(Extrapolation, ProgramsOwnExtraRequestInASmallerRecordingStops) {
   TrainingShape debug;
   debug.debug_alloc = true;

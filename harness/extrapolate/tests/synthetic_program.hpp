@@ -32,6 +32,16 @@ class SyntheticProgram {
     return trace().size() - 1;
   }
 
+  // A block asked for inside a library called from the program's `file`:`line` (cuDNN's
+  // workspace inside conv2d): the innermost frame torch's, the user's line below it.
+  std::size_t alloc_in_library(std::uint64_t size, const std::string& file, std::int64_t line) {
+    const std::size_t handle = alloc(size, "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py", 456, "_conv_forward");
+    const replay::FrameId library = snapshot_.stacks.stack(trace()[handle].frames).front();
+    const replay::FrameId user = snapshot_.stacks.add_frame({file, line, "forward"});
+    trace()[handle].frames = snapshot_.stacks.add_stack({library, user});
+    return handle;
+  }
+
   void free(std::size_t handle) {
     replay::TraceEntry entry = trace()[handle];
     entry.action = replay::TraceAction::free_requested;
@@ -98,6 +108,7 @@ struct TrainingShape {
   int extra_workspace_every = 0;  // > 0: one more workspace every that many steps (a library's choice)
   std::uint64_t workspace_bytes = 4 * 1024 * 1024;  // each workspace's size (a library picks per shape)
   bool debug_alloc = false;       // the program's own extra request (train.py:50) in each step
+  std::uint64_t conv_workspace_bytes = 0;  // > 0: a cuDNN-style workspace in the forward (model.py:25)
 };
 
 inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape& shape = {}) {
@@ -110,6 +121,7 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
                                              shape.moved_line != 0 ? shape.moved_line : 21, "forward");
     for (int w = 0; w < shape.workspaces; ++w) program.free(program.alloc(shape.workspace_bytes, ""));
     if (shape.debug_alloc) program.free(program.alloc(1024, "train.py", 50, "step"));
+    if (shape.conv_workspace_bytes > 0) program.free(program.alloc_in_library(shape.conv_workspace_bytes, "model.py", 25));
     if (shape.extra_workspace_every > 0 && step % shape.extra_workspace_every == 0) {
       program.free(program.alloc(8 * 1024 * 1024, ""));
     }
