@@ -83,9 +83,8 @@ def llama_lora(torch, seq, checkpointing=True, batch=2, steps=2):
     config = transformers.LlamaConfig(hidden_size=256, intermediate_size=688, num_hidden_layers=4,
                                       num_attention_heads=4, num_key_value_heads=2, vocab_size=8192,
                                       max_position_embeddings=4096)
-    model = transformers.LlamaForCausalLM(config)
-    model.config._attn_implementation = "eager"
-    model = model.cuda()
+    config._attn_implementation = "eager"  # before the model is built: the layers read it then or at forward
+    model = transformers.LlamaForCausalLM(config).cuda()
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     for layer in model.model.layers:
