@@ -96,13 +96,13 @@ std::string header(const Extrapolation& model, const extrapolate::ReplaySetup& s
   text += ", " + std::to_string(model.checked) + " of them checked by a further recording\n";
   if (model.workspaces > 0) {
     text += "  left out " + plural(model.workspaces, "library workspace") + " of " + shown(ref.file) +
-            " (no Python frame, freed within " + std::to_string(extrapolate::kWorkspaceWindow) +
-            " requests) that the other recordings lack\n";
+            " (asked for in library code, freed within " + std::to_string(extrapolate::kWorkspaceWindow) +
+            " requests) that the other recordings lack or size otherwise\n";
   }
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
     if (model.extra_requests[t] == 0) continue;
     text += "  extra     " + shown(model.traces[t].file) + " (" + at_value(model, model.traces[t].knob) + ") makes " +
-            plural(model.extra_requests[t], "more request") + ", none with a Python frame (library workspaces)\n";
+            plural(model.extra_requests[t], "more request") + ", none from the program's own code (library workspaces)\n";
   }
   text += "  settings  " + setup.config.to_string() + " (" + shown(setup.origin) + ")\n";
   return text + "  budget    " + shown(setup.budget_text) + "\n";
