@@ -1,11 +1,13 @@
 #include "harness/report/scenario_table.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "harness/report/chart_style.hpp"
 #include "harness/report/markdown_text.hpp"
@@ -31,8 +33,10 @@ struct Column {
   std::string label;    // the heading
 };
 
-// Dry and host first (the predictions), then the GPU builds, each in the order first loaded. When
-// every GPU record names one card, a build's heading is its image alone ("sm_90a").
+// Dry and host first (the predictions), then the GPU builds: per card, the native images before
+// PTX compiled at load, the newer architecture first ("sm_90a", then "compute_80 PTX (JIT)"), so
+// the columns read the same whatever order the files load in. When every GPU record names one
+// card, a build's heading is its image alone.
 std::vector<Column> columns_of(const std::vector<const LoadedRecord*>& records) {
   std::set<std::string> cards;
   for (const LoadedRecord* loaded : records) {
@@ -47,6 +51,19 @@ std::vector<Column> columns_of(const std::vector<const LoadedRecord*>& records) 
     const bool short_label = is_gpu(r) && cards.size() == 1 && !r.device.image.empty();
     (is_gpu(r) ? gpus : predictions).push_back({machine, short_label ? r.device.image : machine});
   }
+  const auto order = [](const Column& column) {
+    const std::size_t open = column.machine.rfind(" (");
+    const std::string card = open == std::string::npos ? column.machine : column.machine.substr(0, open);
+    const std::string image = open == std::string::npos ? "" : column.machine.substr(open + 2);
+    return std::make_tuple(card, image.rfind("sm_", 0) == 0 ? 0 : 1, image);
+  };
+  std::stable_sort(gpus.begin(), gpus.end(), [&](const Column& a, const Column& b) {
+    const auto [card_a, native_a, image_a] = order(a);
+    const auto [card_b, native_b, image_b] = order(b);
+    if (card_a != card_b) return card_a < card_b;
+    if (native_a != native_b) return native_a < native_b;
+    return image_a > image_b;
+  });
   predictions.insert(predictions.end(), gpus.begin(), gpus.end());
   return predictions;
 }
@@ -56,10 +73,12 @@ struct Row {
   std::vector<std::vector<const LoadedRecord*>> cells;  // per column, the records in load order
 };
 
-// Scales in the order first loaded, and within each the variants in the order first loaded.
+// The story's scale first (full, small, tiny; any other after them in the order first loaded), and
+// within each the variants in the order first loaded.
 std::vector<Row> rows_of(const std::vector<const LoadedRecord*>& records, const std::vector<Column>& columns) {
   std::map<std::string, std::size_t> column_of, scale_rank, variant_rank;
   for (std::size_t c = 0; c < columns.size(); ++c) column_of[columns[c].machine] = c;
+  scale_rank = {{"full", 0}, {"small", 1}, {"tiny", 2}};
   for (const LoadedRecord* loaded : records) {
     scale_rank.emplace(loaded->record.scale, scale_rank.size());
     variant_rank.emplace(loaded->record.variant, variant_rank.size());

@@ -184,8 +184,8 @@ TEST(ReportPage, MachinesAreColumnsAndRepeatedRecordsOneRow) {
   RunRecord dry_again = dry;
   ResultSet set;
   set.source = "results/h200";
-  set.records.push_back({gpu("bf16", "full", "sm_90a", 440000), "full/gpt_train.bf16.cuda-full.json", false});
   set.records.push_back({gpu("bf16", "small", "compute_80 PTX (JIT)", 2000000), "sm80/suite/a.json", false});
+  set.records.push_back({gpu("bf16", "full", "sm_90a", 440000), "sm90a/gpt_train.bf16.cuda-full.json", false});
   set.records.push_back({dry_again, "sm80/suite/gpt_train.bf16.dry-full.json", false});
   set.records.push_back({gpu("bf16", "small", "sm_90a", 2100000), "suite/b.json", false});
   set.records.push_back({dry, "suite/gpt_train.bf16.dry-full.json", false});
@@ -199,9 +199,12 @@ TEST(ReportPage, MachinesAreColumnsAndRepeatedRecordsOneRow) {
                     "peak reserved: dry | peak reserved: sm_90a | peak reserved: compute_80 PTX (JIT) | "
                     "throughput: sm_90a | throughput: compute_80 PTX (JIT) |"),
             std::string::npos)
-      << "dry first, then the builds in the order loaded; dry has no throughput column\n" << md;
+      << "dry first, then the native build before the PTX one, whatever the load order; dry has no throughput "
+         "column\n"
+      << md;
   const std::string table = md.substr(md.find("| variant"), md.find("\n\n", md.find("| variant")) - md.find("| variant"));
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "heading, rule, full and small: no row twice\n" << table;
+  EXPECT_LT(table.find("| bf16 | full |"), table.find("| bf16 | small |")) << "the story's scale first";
   EXPECT_NE(table.find("| bf16 | full | 11.50 GiB (rtx3060-12g) | ok | ok | | 4.00 GiB | 4.00 GiB | | 5.00 GiB | 5.00 GiB | | 440000 tokens/s"),
             std::string::npos)
       << table;
