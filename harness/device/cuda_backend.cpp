@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 
 #if OOMLAB_WITH_NVML
 #include <nvml.h>

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 
 namespace oomlab::testing {
 

@@ -23,7 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "kernels/conv/conv_epilogue.cuh"
 #include "kernels/core/check.hpp"
 #include "kernels/core/device_image.cuh"

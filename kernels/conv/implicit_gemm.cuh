@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/device_image.cuh"

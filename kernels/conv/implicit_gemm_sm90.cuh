@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "kernels/conv/implicit_gemm.cuh"
 #include "kernels/core/copy_ring_sm90.cuh"
 #include "kernels/core/device_image.cuh"

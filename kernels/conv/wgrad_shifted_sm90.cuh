@@ -30,7 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "kernels/conv/conv2d_launch.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/copy_ring_sm90.cuh"

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "harness/memory/source.hpp"
 #include "kernels/core/engines.hpp"
 #include "kernels/core/launch.hpp"

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 
 namespace oomlab::ops::cuda {
 

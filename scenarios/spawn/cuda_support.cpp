@@ -8,7 +8,7 @@
 #include <climits>
 #include <string>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 
 namespace oomlab::scenarios::spawn_cuda {
 namespace {

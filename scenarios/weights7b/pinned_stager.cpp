@@ -16,7 +16,7 @@
 #if OOMLAB_WITH_CUDA
 #include <cuda_runtime_api.h>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #endif
 
 namespace oomlab::scenarios::weights7b {

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <string>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "harness/memory/source.hpp"
 
 namespace oomlab::memory::detail {

@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/testing/cuda_event_timer.hpp"
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "harness/memory/oom_error.hpp"
 #include "kernels/attention/attention.hpp"

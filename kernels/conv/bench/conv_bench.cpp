@@ -25,7 +25,7 @@
 #endif
 
 #include "harness/testing/cuda_event_timer.hpp"
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "harness/device/device.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/core/wgmma_device.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "harness/testing/cuda_event_timer.hpp"
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "kernels/testing/random_fill.hpp"
 #include "kernels/transformer/adamw.hpp"
 #include "kernels/transformer/cast.hpp"

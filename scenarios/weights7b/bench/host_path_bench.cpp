@@ -44,7 +44,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/device/cuda_check.hpp"
+#include "harness/memory/cuda_check.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/parallel/thread_team.hpp"
