@@ -1,6 +1,6 @@
-// Memory sources: where the caching allocator gets its segments. One interface, four
-// implementations (cuda, cuda_vmm, host, dry). Public non-virtual calls forward to private
-// virtuals, as RMM's device_memory_resource does.
+// Memory sources: where the caching allocator gets its segments. One interface, five
+// implementations (cuda, cuda_vmm, host, dry, and replay's, harness/replay/replay_source.hpp).
+// Public non-virtual calls forward to private virtuals, as RMM's device_memory_resource does.
 #pragma once
 #include <cstddef>
 #include <cstdint>
