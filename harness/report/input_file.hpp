@@ -12,7 +12,7 @@ namespace oomlab::report {
 constexpr std::uint64_t kMaxResultFileBytes = std::uint64_t{64} << 20;
 // A trace beside a record (or the report's own re-run): up to 16M events of ~150 bytes.
 constexpr std::uint64_t kMaxTraceFileBytes = std::uint64_t{2} << 30;
-// All the JSON files of one result set together (results/ is 43 MB).
+// All the JSON files of one result set together (the whole of results/ is about 10 MB).
 constexpr std::uint64_t kMaxResultSetBytes = std::uint64_t{512} << 20;
 
 // The whole of `path`. Throws InputError naming it when it is not a regular file (after links),
