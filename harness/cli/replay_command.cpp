@@ -5,6 +5,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/replay_dump_output.hpp"
@@ -39,7 +41,9 @@ replay::Snapshot load(const ReplayCliOptions& options) {
   }
 }
 
-replay::ReplayReport analyse(const replay::Snapshot& snapshot, const ReplayCliOptions& options) {
+// The trace's entries are let go once the events are made: a big snapshot's trace would
+// otherwise be held twice, as entries and as events.
+replay::ReplayReport analyse(replay::Snapshot& snapshot, const ReplayCliOptions& options) {
   try {
     replay::ReplayRequest request;
     request.budget = options.budget;
@@ -49,7 +53,9 @@ replay::ReplayReport analyse(const replay::Snapshot& snapshot, const ReplayCliOp
     request.keep_trace = !options.trace_path.empty();
     request.from = options.from;
     request.to = options.to;
-    return replay::analyse_snapshot(snapshot, request);
+    std::vector<replay::DeviceEvents> devices = replay::snapshot_events(snapshot);
+    std::vector<std::vector<replay::TraceEntry>>().swap(snapshot.device_traces);
+    return replay::analyse_events(std::move(devices), snapshot, request);
   } catch (const replay::SnapshotError& e) {
     throw UsageError(e.what());
   } catch (const std::invalid_argument& e) {
@@ -60,7 +66,7 @@ replay::ReplayReport analyse(const replay::Snapshot& snapshot, const ReplayCliOp
 int replay_and_print(const ReplayCliOptions& options) {
   if (!options.out_path.empty()) require_writable("--out", options.out_path);
   if (!options.trace_path.empty()) require_writable("--trace", options.trace_path);
-  const replay::Snapshot snapshot = load(options);
+  replay::Snapshot snapshot = load(options);
   if (!replay::has_allocation_history(snapshot) && !snapshot.segments.empty()) {
     // Segments only: the state at the dump is still worth reading; nothing else can be made.
     if (!options.out_path.empty() || !options.trace_path.empty()) {

@@ -168,7 +168,11 @@ void find_window_phases(ReplayReport& report, const StackTable& stacks) {
 }  // namespace
 
 ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& request) {
-  std::vector<DeviceEvents> devices = snapshot_events(snapshot);  // SnapshotError without history
+  return analyse_events(snapshot_events(snapshot), snapshot, request);  // SnapshotError without history
+}
+
+ReplayReport analyse_events(std::vector<DeviceEvents> devices, const Snapshot& snapshot,
+                            const ReplayRequest& request) {
   ReplayReport report;
   const std::size_t chosen = pick_device(devices, request.device);
   for (const DeviceEvents& device : devices) report.devices_with_requests += device.allocs + device.ooms > 0;
@@ -182,8 +186,7 @@ ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& req
     for (const std::string& note : report.config.notes) report.notes.push_back(note);
     report.config.notes.clear();
   }
-  report.window = resolve_window(report.events, snapshot.device_traces.at(static_cast<std::size_t>(report.device)),
-                                 request.from, request.to);
+  report.window = resolve_window(report.events, request.from, request.to);
   const ReplayPlan whole_plan = plan_replay(report.events, snapshot);
   report.pytorch_peak_reserved = whole_plan.pytorch_peak_reserved;
   report.pytorch_reserved_at_start = whole_plan.pytorch_reserved_at_start;

@@ -78,4 +78,9 @@ struct ReplayReport {
 // --budget, --alloc-conf or --device), each one line.
 ReplayReport analyse_snapshot(const Snapshot& snapshot, const ReplayRequest& request);
 
+// The same from the snapshot's events (snapshot_events), which is all of the trace it reads: a
+// caller holding a big snapshot can let its device_traces go once the events are made.
+ReplayReport analyse_events(std::vector<DeviceEvents> devices, const Snapshot& snapshot,
+                            const ReplayRequest& request);
+
 }  // namespace oomlab::replay

@@ -58,24 +58,25 @@ std::string seconds(std::int64_t us) {
   return text;
 }
 
-// The trace entry a bound names: entry:N itself, or the first entry at or after the time.
-std::size_t entry_of(const char* option, const std::string& text, const Bound& bound,
-                     const std::vector<TraceEntry>& trace) {
+// The trace entry a bound names: entry:N itself, or the entry of the first event at or after the
+// time (times are those of the events, which are the trace's entries but for unknown actions).
+std::size_t entry_of(const char* option, const std::string& text, const Bound& bound, const DeviceEvents& device) {
   if (bound.entry) {
-    if (*bound.entry > trace.size()) {
-      refuse(option, text, "past the trace, which has " + std::to_string(trace.size()) + " entries (0 to " +
-                               std::to_string(trace.size() - 1) + ")");
+    if (*bound.entry > device.trace_entries) {
+      refuse(option, text, "past the trace, which has " + std::to_string(device.trace_entries) + " entries (0 to " +
+                               std::to_string(device.trace_entries - 1) + ")");
     }
     return *bound.entry;
   }
-  if (trace.front().time_us == 0) refuse(option, text, "the trace has no times (time_us): use entry:N");
-  const std::int64_t first = trace.front().time_us, span = trace.back().time_us - first;
+  const std::vector<ReplayEvent>& events = device.events;
+  if (events.front().time_us == 0) refuse(option, text, "the trace has no times (time_us): use entry:N");
+  const std::int64_t first = events.front().time_us, span = events.back().time_us - first;
   if (bound.after_first_us > span) refuse(option, text, "past the trace, which spans " + seconds(span));
   const std::int64_t at = first + bound.after_first_us;
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    if (trace[i].time_us >= at) return i;
+  for (const ReplayEvent& event : events) {
+    if (event.time_us >= at) return event.trace_index;
   }
-  return trace.size();
+  return device.trace_entries;
 }
 
 // The first event made from trace entry `entry` or a later one.
@@ -93,19 +94,18 @@ bool is_request(ReplayEventKind kind) {
 
 }  // namespace
 
-ReplayWindow resolve_window(const DeviceEvents& device, const std::vector<TraceEntry>& trace,
-                            const std::string& from, const std::string& to) {
+ReplayWindow resolve_window(const DeviceEvents& device, const std::string& from, const std::string& to) {
   ReplayWindow window;
-  window.end_entry = trace.size();
+  window.end_entry = device.trace_entries;
   window.end_event = device.events.size();
   if (from.empty() && to.empty()) return window;
   window.whole = false;
-  if (trace.empty()) throw std::invalid_argument("--from/--to: the trace has no entries");
+  if (device.events.empty()) throw std::invalid_argument("--from/--to: the trace has no entries");
   std::optional<Bound> from_bound, to_bound;
   if (!from.empty()) from_bound = parse_bound("--from", from);
   if (!to.empty()) to_bound = parse_bound("--to", to);
-  if (from_bound) window.begin_entry = entry_of("--from", from, *from_bound, trace);
-  if (to_bound) window.end_entry = entry_of("--to", to, *to_bound, trace);
+  if (from_bound) window.begin_entry = entry_of("--from", from, *from_bound, device);
+  if (to_bound) window.end_entry = entry_of("--to", to, *to_bound, device);
   const bool same_kind = from_bound && to_bound && from_bound->entry.has_value() == to_bound->entry.has_value();
   const bool bounds_ordered =
       !same_kind || (from_bound->entry ? *from_bound->entry < *to_bound->entry
@@ -126,10 +126,10 @@ ReplayWindow resolve_window(const DeviceEvents& device, const std::vector<TraceE
   std::size_t requests = 0;
   for (std::size_t i = window.begin_event; i < window.end_event; ++i) requests += is_request(device.events[i].kind);
   window.text = "entries " + std::to_string(window.begin_entry) + " to " + std::to_string(window.end_entry - 1);
-  if (trace.front().time_us != 0) {
-    const std::int64_t first = trace.front().time_us;
-    window.text += " (" + seconds(trace[window.begin_entry].time_us - first) + " to " +
-                   seconds(trace[window.end_entry - 1].time_us - first) + " after the first entry)";
+  const std::int64_t first = device.events.front().time_us;
+  if (first != 0 && window.begin_event < window.end_event) {
+    window.text += " (" + seconds(device.events[window.begin_event].time_us - first) + " to " +
+                   seconds(device.events[window.end_event - 1].time_us - first) + " after the first entry)";
   }
   if (requests == 0) {
     throw std::invalid_argument("--from/--to: the window, " + window.text + ", holds no requests (allocs, frees)");

@@ -30,8 +30,7 @@ struct ReplayWindow {
 // Throws std::invalid_argument, one line naming the option: an unparsable bound, a bound past
 // the trace, --from not before --to, a time bound on a trace without times, a window without
 // requests.
-ReplayWindow resolve_window(const DeviceEvents& device, const std::vector<TraceEntry>& trace,
-                            const std::string& from, const std::string& to);
+ReplayWindow resolve_window(const DeviceEvents& device, const std::string& from, const std::string& to);
 
 // The window's events alone, renumbered from 0: a free of a block allocated before the window
 // counts as one from before the trace (alloc_event = kNoEvent); the counts are the window's.

@@ -164,7 +164,14 @@ DeviceEvents device_events(int device, const std::vector<TraceEntry>& trace,
                            const StackTable& stacks) {
   DeviceEvents out;
   out.device = device;
-  out.events.reserve(trace.size());
+  out.trace_entries = trace.size();
+  // One event per entry, and an empty_cache call before a run of releases: reserved whole, as a
+  // vector that grows past a 40M-entry trace would hold two copies at once.
+  std::size_t releases = 0;
+  for (const TraceEntry& entry : trace) {
+    releases += entry.action == TraceAction::segment_free || entry.action == TraceAction::segment_unmap;
+  }
+  out.events.reserve(trace.size() + releases);
   LiveBlocks live;
   AddressRanges reserved;
   std::size_t release_run_end = 0;

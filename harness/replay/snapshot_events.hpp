@@ -54,6 +54,7 @@ constexpr std::size_t kNoEvent = static_cast<std::size_t>(-1);
 
 struct ReplayEvent {
   ReplayEventKind kind = ReplayEventKind::alloc;
+  StackId frames = kNoFrames;  // beside kind: 64 bytes an event, not 72 (a 40M-entry trace)
   // The entry in device_traces[device]; for empty_cache, the first release it explains.
   std::size_t trace_index = 0;
   std::uint64_t addr = 0;
@@ -61,15 +62,16 @@ struct ReplayEvent {
   std::int64_t stream = 0;
   std::uint64_t device_free = 0;  // oom
   std::int64_t time_us = 0;
-  StackId frames = kNoFrames;
   // free_requested and free: the index in `events` of the block's alloc, or kNoEvent when it
   // was allocated before the trace begins.
   std::size_t alloc_event = kNoEvent;
 };
+static_assert(sizeof(ReplayEvent) <= 64, "a replay holds one ReplayEvent per trace entry");
 
 struct DeviceEvents {
   int device = 0;
   std::vector<ReplayEvent> events;
+  std::size_t trace_entries = 0;  // entries in the device's trace (events skip unknown actions)
   std::size_t allocs = 0;
   std::size_t frees = 0;
   std::size_t ooms = 0;

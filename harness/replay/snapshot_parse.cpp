@@ -19,6 +19,9 @@ constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
 constexpr std::size_t kMaxOtherActions = 64;
 // Devices a snapshot has traces for: torch writes one per visible GPU.
 constexpr std::size_t kMaxDevices = 4096;
+// Trace entries handed over while decoding are kept in chunks of up to this many, which never
+// move: a vector doubling its way to 40M entries holds up to three times their size as it grows.
+constexpr std::size_t kEntriesPerChunk = std::size_t{1} << 16;
 
 // Where a value sits, rendered only for a message: "segments[3].blocks[2]", "device_traces[0][7]".
 struct Where {
@@ -196,8 +199,13 @@ class SnapshotParser final : public PickleTraceSink {
   // The same frames list or frame dict reached again (torch shares them) is read once.
   std::unordered_map<const void*, StackId> stack_of_list_;
   std::unordered_map<const void*, FrameId> frame_of_dict_;
-  // The trace lists whose entries were handed over while decoding, by device.
-  std::unordered_map<std::size_t, const void*> streamed_trace_;
+  // The entries handed over while decoding, by device, and the list they were appended to.
+  struct StreamedTrace {
+    const void* list = nullptr;
+    std::vector<std::vector<TraceEntry>> chunks;
+    std::size_t count = 0;
+  };
+  std::unordered_map<std::size_t, StreamedTrace> streamed_trace_;
 };
 
 std::size_t SnapshotParser::take_entries(const PickleValue& trace, std::size_t device,
@@ -206,17 +214,21 @@ std::size_t SnapshotParser::take_entries(const PickleValue& trace, std::size_t d
   if (device >= kMaxDevices) {
     fail(where, trace, "is one of more than " + std::to_string(kMaxDevices) + " device traces");
   }
-  const auto [known, added] = streamed_trace_.emplace(device, trace.identity());
-  if (!added && known->second != trace.identity()) {
-    fail(where, trace, "two lists are written as this device's trace");
-  }
-  if (snapshot_.device_traces.size() <= device) snapshot_.device_traces.resize(device + 1);
-  std::vector<TraceEntry>& trace_entries = snapshot_.device_traces[device];
-  const std::size_t capacity_before = trace_entries.capacity();
+  StreamedTrace& streamed = streamed_trace_[device];
+  if (streamed.list == nullptr) streamed.list = trace.identity();
+  if (streamed.list != trace.identity()) fail(where, trace, "two lists are written as this device's trace");
+  std::size_t held = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    parse_entry(entries[i], Where{"device_traces", device, "", trace_entries.size()}, trace_entries);
+    if (streamed.chunks.empty() || streamed.chunks.back().size() == streamed.chunks.back().capacity()) {
+      // Small first (a small trace costs little), as large as the trace so far up to the cap.
+      const std::size_t size = std::min(kEntriesPerChunk, std::max<std::size_t>(256, streamed.count));
+      streamed.chunks.emplace_back().reserve(size);
+      held += size * sizeof(TraceEntry);
+    }
+    parse_entry(entries[i], Where{"device_traces", device, "", streamed.count}, streamed.chunks.back());
+    ++streamed.count;
   }
-  return (trace_entries.capacity() - capacity_before) * sizeof(TraceEntry);
+  return held;
 }
 
 void SnapshotParser::parse_root(const PickleValue& root) {
@@ -243,10 +255,11 @@ void SnapshotParser::parse_root(const PickleValue& root) {
 
   if (const PickleValue* traces = root.find("device_traces")) {
     require_list({"device_traces"}, *traces, "a list with one trace per device");
-    if (snapshot_.device_traces.size() > traces->size()) {
-      throw SnapshotError("device_traces: entries were written for device " +
-                          std::to_string(snapshot_.device_traces.size() - 1) + " but the list holds " +
-                          std::to_string(traces->size()) + " traces");
+    for (const auto& [device, streamed] : streamed_trace_) {
+      if (device >= traces->size()) {
+        throw SnapshotError("device_traces: entries were written for device " + std::to_string(device) +
+                            " but the list holds " + std::to_string(traces->size()) + " traces");
+      }
     }
     snapshot_.device_traces.resize(traces->size());
     for (std::size_t device = 0; device < traces->size(); ++device) {
@@ -254,12 +267,21 @@ void SnapshotParser::parse_root(const PickleValue& root) {
       const Where trace_where{"device_traces", device};
       require_list(trace_where, trace, "a list of trace entries");
       require_held_once(trace_where, trace, "trace list");
-      const auto streamed = streamed_trace_.find(device);
-      if (streamed != streamed_trace_.end() && streamed->second != trace.identity()) {
-        fail(trace_where, trace, "is not the list whose entries were written as this device's trace");
-      }
       std::vector<TraceEntry>& entries = snapshot_.device_traces[device];
-      entries.reserve(entries.size() + trace.size());
+      const auto streamed = streamed_trace_.find(device);
+      if (streamed != streamed_trace_.end()) {
+        if (streamed->second.list != trace.identity()) {
+          fail(trace_where, trace, "is not the list whose entries were written as this device's trace");
+        }
+        // One exact allocation; each chunk freed once copied, so the two are never held whole.
+        entries.reserve(streamed->second.count + trace.size());
+        for (std::vector<TraceEntry>& chunk : streamed->second.chunks) {
+          entries.insert(entries.end(), chunk.begin(), chunk.end());
+          std::vector<TraceEntry>().swap(chunk);
+        }
+      } else {
+        entries.reserve(trace.size());
+      }
       for (std::size_t i = 0; i < trace.size(); ++i) {
         parse_entry(trace.item(i), Where{"device_traces", device, "", entries.size()}, entries);
       }
