@@ -125,8 +125,12 @@ TEST_P(Serve7bStoryOnDry, EndsAsTheStorySays) {
     EXPECT_LT(outcome.oom->allocated + outcome.oom->requested, outcome.oom->budget);
     EXPECT_LT(outcome.oom->largest_free_block, outcome.oom->requested);
   }
-  if (scale == Scale::full && variant == scenarios::serve7b::kBrokenF32) EXPECT_EQ(outcome.oom->tag, memory::Tag::weights);
-  if (scale == Scale::full && variant == scenarios::serve7b::kBrokenPadded) EXPECT_EQ(outcome.oom->tag, memory::Tag::data);
+  if (scale == Scale::full && variant == scenarios::serve7b::kBrokenF32) {
+    EXPECT_EQ(outcome.oom->tag, memory::Tag::weights);
+  }
+  if (scale == Scale::full && variant == scenarios::serve7b::kBrokenPadded) {
+    EXPECT_EQ(outcome.oom->tag, memory::Tag::data);
+  }
   if (expected == Expect::ok) {
     EXPECT_GT(outcome.metrics.at("kv_share_of_peak"), 0.0);
     EXPECT_GT(outcome.metrics.at("generated_tokens"), 0.0);

@@ -146,7 +146,9 @@ TEST(PagedScheduler, PreemptedRequestsRecomputeAndFinish) {
       ++preempted;
       preempted_requests.insert(r);
     }
-    if (!s.preempted.empty()) EXPECT_TRUE(s.prefill.empty());  // no admission in a step that preempted
+    if (!s.preempted.empty()) {
+      EXPECT_TRUE(s.prefill.empty());  // no admission in a step that preempted
+    }
   }
   EXPECT_GT(preempted, 0);
   for (int r : preempted_requests) {  // prefilled again after its preemption
