@@ -82,16 +82,18 @@ enum class TraceAction : std::uint8_t {
 };
 const char* trace_action_name(TraceAction action);
 
+// 48 bytes: a 2 GB snapshot holds some 40M of them.
 struct TraceEntry {
-  TraceAction action = TraceAction::alloc;
   std::uint64_t addr = 0;  // 0 for oom and snapshot
   std::uint64_t size = 0;
   std::int64_t stream = 0;
   std::int64_t time_us = 0;       // microseconds since the epoch; 0 when not recorded
   std::uint64_t device_free = 0;  // oom only
   StackId frames = kNoFrames;
-  std::uint32_t other_action = 0;  // action == other: index into Snapshot::other_actions
+  std::uint16_t other_action = 0;  // action == other: index into Snapshot::other_actions (64 at most)
+  TraceAction action = TraceAction::alloc;
 };
+static_assert(sizeof(TraceEntry) <= 48, "a snapshot holds one TraceEntry per trace entry");
 
 // roundup_power2_divisions for requests from `from_mib` MiB up to twice that (the first interval
 // also covers smaller requests, the last, from 32 GiB, everything larger). round_size uses it

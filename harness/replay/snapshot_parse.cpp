@@ -421,7 +421,7 @@ void SnapshotParser::parse_entry(const PickleValue& dict, const Where& where,
     if (name == known.name) entry.action = known.action;
   }
   if (entry.action == TraceAction::other) {
-    entry.other_action = other_action(Field{where, dict, "action"}, name);
+    entry.other_action = static_cast<std::uint16_t>(other_action(Field{where, dict, "action"}, name));
   }
   bool has_addr = false, has_size = false, has_stream = false, has_device_free = false;
   for_each_field(where, dict, [&](const Field& field, const PickleValue& value) {

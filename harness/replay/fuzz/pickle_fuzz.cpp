@@ -1,5 +1,6 @@
 // libFuzzer target: any byte string must decode into a document or throw PickleError, and a
-// document must read as a snapshot and its replay events or throw SnapshotError: never crash,
+// document must read as a snapshot and its replay events or throw SnapshotError (read whole, and
+// read as a stream with the trace's entries handed over as they are decoded): never crash,
 // hang, read out of bounds or allocate past the limits below. Every error must be one short
 // line (the decoder quotes file content capped), and name a byte inside the input.
 #include <cstddef>
@@ -38,6 +39,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const PickleError& error) {
     check_message(error.what());
     if (error.offset() > size) std::abort();
+  }
+  // The streamed read (trace entries handed over and their nodes recycled as they are decoded).
+  try {
+    PickleInput input(data, size);
+    snapshot_events(decode_snapshot(input, limits));
+  } catch (const PickleError& error) {
+    check_message(error.what());
+    if (error.offset() > size) std::abort();
+  } catch (const SnapshotError& error) {
+    check_message(error.what());
   }
   return 0;
 }
