@@ -121,22 +121,22 @@ TEST(TransformerGpu, CudaMakesExactlyTheRequestsDryPredicts) {
 
 // A grouped-query model small enough for host: its first loss on cuda as on host (bf16, fused
 // attention sharing each K/V head between two query heads), and cuda's requests are dry's.
-TransformerConfig small_gqa() {
-  TransformerConfig config = transformer_preset("llama-small");
-  config.name = "gqa-small";
+TransformerConfig tiny_gqa() {
+  TransformerConfig config = transformer_preset("llama-tiny");
+  config.name = "gqa-tiny";
   config.heads = 4;
   config.kv_heads = 2;
-  config.head_size = 128;  // H*D = 512, C = 256
+  config.head_size = 64;  // H*D = 256, C = 128
   config.qkv_bias = true;
   return config;
 }
 
 std::pair<float, std::vector<std::size_t>> gqa_step(DeviceKind kind, const TrainOptions& options) {
   Device device(kind, testing::unlimited_config());
-  const TransformerConfig config = small_gqa();
+  const TransformerConfig config = tiny_gqa();
   Transformer model(device, config, options, 5);
   Trainer trainer(model);
-  const StepReport report = trainer.step({testing::random_batch(device, config, 2, 64, 8)});
+  const StepReport report = trainer.step({testing::random_batch(device, config, 2, 32, 8)});
   std::vector<std::size_t> requests;
   for (const auto& event : device.allocator().trace().events()) requests.push_back(event.bytes);
   return {report.loss, requests};
