@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "scenarios/models/transformer/hf_config.hpp"
 #include "scenarios/models/transformer/model_choice.hpp"
 
@@ -180,6 +182,37 @@ TEST(HfConfig, DefaultsAreTheConfigClassesOwn) {
   const TransformerConfig wide = parse_hf_config("{" + kLlama + R"(, "head_dim": 64, "num_key_value_heads": 2})", "c");
   EXPECT_EQ(wide.q_width(), 512);
   EXPECT_EQ(wide.qkv_width(), 512 + 2 * 128);
+}
+
+// Every field of every Hub config replaced by each hostile value: the parse either succeeds (a
+// field it does not read, or a value in range) or throws std::invalid_argument in one line that
+// names the file; never another exception, never a config with a non-positive size.
+TEST(HfConfigErrors, HostileValuesInEveryFieldAreOneLineOrHarmless) {
+  const char* const hostile[] = {"-1", "0", "1e308", "-1e308", "9223372036854775807", "18446744073709551616",
+                                 "\"4096\"", "[]", "{}", "null", "true", "0.5", "[[[[1]]]]"};
+  for (const auto& folder : fs::directory_iterator(kConfigs)) {
+    if (!folder.is_directory()) continue;
+    std::ifstream in(folder.path() / "config.json");
+    const nlohmann::json original = nlohmann::json::parse(in);
+    for (const auto& [field, value] : original.items()) {
+      for (const char* bad : hostile) {
+        nlohmann::json mutated = original;
+        mutated[field] = nlohmann::json::parse(bad);
+        try {
+          const TransformerConfig config = parse_hf_config(mutated.dump(), "cfg");
+          EXPECT_GT(config.channels, 0) << field << "=" << bad;
+          EXPECT_GT(config.layers, 0) << field << "=" << bad;
+          EXPECT_GT(config.kv_head_count(), 0) << field << "=" << bad;
+          EXPECT_EQ(config.heads % config.kv_head_count(), 0) << field << "=" << bad;
+          EXPECT_GT(config.parameter_count(), 0u) << field << "=" << bad;
+        } catch (const std::invalid_argument& e) {
+          const std::string message = e.what();
+          EXPECT_EQ(message.rfind("cfg: ", 0), 0u) << message;
+          EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        }
+      }
+    }
+  }
 }
 
 // A fresh folder under the system temp directory, removed at the end of the test.
