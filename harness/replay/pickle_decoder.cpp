@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,7 +213,8 @@ class PickleDecoder {
   std::vector<PickleValue> stack_;
   std::size_t stack_charged_ = 0;  // stack slots paid for (the high-water mark)
   std::vector<Mark> marks_;
-  std::vector<PickleValue> memo_;
+  // In blocks that never move: a vector of 60M slots would hold two copies as it last grew.
+  std::deque<PickleValue> memo_;
   std::vector<bool> memo_recycled_;  // slots whose value was a trace entry, recycled
   std::size_t charged_ = 0;
 };
@@ -396,6 +398,14 @@ void PickleDecoder::hand_over_entries(std::size_t trace_index, std::size_t first
     if (stack_[i].identity() != nullptr) done.push_back(&mutable_node(stack_[i]));
   }
   stack_.resize(first);
+  for (PickleNode* node : done) {
+    for (const PickleValue& child : node->items) {
+      if (!child.is(PickleKind::list) || child.size() == 0 || !sink_->read_for_good(child)) continue;
+      PickleNode& list = mutable_node(child);
+      charged_ -= std::min(charged_, list.items.size() * kSlotCost);
+      std::vector<PickleValue>().swap(list.items);
+    }
+  }
   if (stack_.size() > kMaxStackScannedForCopies) return;
   for (PickleNode* node : done) {
     if (node->memoized_twice || on_stack(node)) continue;

@@ -43,8 +43,9 @@ struct PickleLimits {
   std::size_t max_depth = 64;
   // One str or bytes. A snapshot's longest strings are file paths and FX source excerpts.
   std::size_t max_string_bytes = std::size_t{16} << 20;
-  // Memo slots. Python memoizes every str, dict and list: about three per trace event.
-  std::size_t max_memo_entries = std::size_t{1} << 26;
+  // Memo slots. Python memoizes every str, dict and list: about three per trace event, so a
+  // 2 GB snapshot of 20M entries uses some 60M.
+  std::size_t max_memo_entries = std::size_t{1} << 28;
   // Memory the decoded values may hold at once (nodes, items, strings, memo, stack, and what a
   // PickleTraceSink keeps of the entries handed to it), approximately. The input is not counted:
   // it is read as a stream.
@@ -69,6 +70,9 @@ class PickleTraceSink {
   // sink now holds for them, charged against max_decoded_bytes.
   virtual std::size_t take_entries(const PickleValue& trace, std::size_t device,
                                    const PickleValue* entries, std::size_t count) = 0;
+  // Whether the sink has read a list an entry held (a frames list) for good, knowing it again by
+  // its identity: the decoder then empties it, and a later memo reference reaches it empty.
+  virtual bool read_for_good(const PickleValue& list) const = 0;
 };
 
 // Decodes one whole pickle: `size` bytes at `data`, ending with STOP and nothing after it.

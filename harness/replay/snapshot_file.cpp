@@ -1,6 +1,9 @@
 #include "harness/replay/snapshot_file.hpp"
 
 #include <algorithm>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +54,15 @@ class StreamError : public SnapshotError {
 }
 
 constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+
+// The decoded tree (millions of small nodes and memo slots) is gone once the snapshot is made;
+// glibc keeps such memory for reuse unless told, and the replay's events are one large block
+// that cannot reuse it, so a big snapshot would hold both.
+void give_back_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 // The compressed bytes: a file read in chunks, or a buffer.
 class CompressedInput {
@@ -129,10 +141,11 @@ class Gunzip {
 
 Snapshot decode_checked(PickleInput& input, const std::string& name, const SnapshotReadLimits& limits) {
   PickleLimits pickle = limits.pickle;
-  pickle.max_decoded_bytes = static_cast<std::size_t>(
-      std::min<std::uint64_t>(limits.max_memory_bytes, limits.pickle.max_decoded_bytes));
+  pickle.max_decoded_bytes = static_cast<std::size_t>(limits.max_memory_bytes);  // the one limit
   try {
-    return decode_snapshot(input, pickle);
+    Snapshot snapshot = decode_snapshot(input, pickle);
+    give_back_freed_memory();
+    return snapshot;
   } catch (const StreamError&) {
     throw;
   } catch (const PickleError& error) {

@@ -18,11 +18,11 @@
 namespace oomlab::replay {
 
 struct SnapshotReadLimits {
-  // The one limit: what the decoded snapshot holds while it is read (the decoder's
-  // max_decoded_bytes counts inside it). A trace entry is held as a 56-byte TraceEntry, so a
-  // 2 GB snapshot of 40M entries holds about 2.3 GB.
+  // The one limit: what the decoded snapshot holds while it is read (it becomes the decoder's
+  // max_decoded_bytes). A trace entry is held as a 48-byte TraceEntry, a memo slot or two and
+  // its frames list's node, so a 2 GB snapshot holds 2 to 3 GB at most.
   std::uint64_t max_memory_bytes = std::uint64_t{8} << 30;
-  PickleLimits pickle;  // its other limits (depth, strings, memo) apply as they are
+  PickleLimits pickle;  // its other limits (depth, strings, memo) apply as they are; not max_decoded_bytes
 };
 
 // Whether this build can read gzip-compressed snapshots (it links zlib).

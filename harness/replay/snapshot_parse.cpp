@@ -21,7 +21,9 @@ constexpr std::size_t kMaxOtherActions = 64;
 constexpr std::size_t kMaxDevices = 4096;
 // Trace entries handed over while decoding are kept in chunks of up to this many, which never
 // move: a vector doubling its way to 40M entries holds up to three times their size as it grows.
-constexpr std::size_t kEntriesPerChunk = std::size_t{1} << 16;
+// 48 MiB: above glibc's largest mmap threshold (32 MiB), so a chunk freed as it is joined into
+// the trace goes back to the system at once instead of staying in the heap beside the trace.
+constexpr std::size_t kEntriesPerChunk = std::size_t{1} << 20;
 
 // Where a value sits, rendered only for a message: "segments[3].blocks[2]", "device_traces[0][7]".
 struct Where {
@@ -183,6 +185,9 @@ class SnapshotParser final : public PickleTraceSink {
   void parse_root(const PickleValue& root);
   std::size_t take_entries(const PickleValue& trace, std::size_t device,
                            const PickleValue* entries, std::size_t count) override;
+  bool read_for_good(const PickleValue& list) const override {
+    return stack_of_list_.count(list.identity()) != 0;  // a frames list, known by identity from now on
+  }
 
  private:
   void parse_segment(const PickleValue& dict, const Where& where);

@@ -38,6 +38,11 @@ class PickleWriter {
   void boolean(bool value) { out_ += value ? '\x88' : '\x89'; }
   void floating(double) { out_ += "G" + std::string(8, '\0'); }
   void begin_dict() { out_ += "}("; }
+  void begin_memoized_dict() {  // as Python writes it: EMPTY_DICT, MEMOIZE, MARK
+    out_ += '}';
+    memoize_value();
+    out_ += '(';
+  }
   void end_dict() { out_ += 'u'; }
   void begin_list() { out_ += "]("; }
   void end_list() { out_ += 'e'; }
@@ -49,6 +54,20 @@ class PickleWriter {
     if (it != memo_.end()) return get(it->second);
     write();
     memoize(name);
+  }
+  // Memoizes the value just written (Python memoizes every dict and list); returns its slot.
+  std::uint32_t memoize_value() {
+    out_ += '\x94';  // MEMOIZE
+    return next_memo_++;
+  }
+  void get(std::uint32_t index) {
+    if (index < 256) {
+      out_ += 'h';
+      out_ += static_cast<char>(index);
+    } else {
+      out_ += 'j';
+      le(index, 4);
+    }
   }
   std::vector<std::uint8_t> finish() {
     out_ += '.';
@@ -62,15 +81,6 @@ class PickleWriter {
   void memoize(const std::string& name) {
     out_ += '\x94';  // MEMOIZE
     memo_.emplace(name, next_memo_++);
-  }
-  void get(std::uint32_t index) {
-    if (index < 256) {
-      out_ += 'h';
-      out_ += static_cast<char>(index);
-    } else {
-      out_ += 'j';
-      le(index, 4);
-    }
   }
   std::string out_;
   std::unordered_map<std::string, std::uint32_t> memo_;
@@ -113,8 +123,8 @@ class NotingSource final : public memory::MemorySource {
 
 class TraceWriter {
  public:
-  TraceWriter(std::size_t entries, std::size_t live_blocks)
-      : limit_(entries), live_blocks_(live_blocks), allocator_(source_, config()) {}
+  TraceWriter(std::size_t entries, std::size_t live_blocks, bool torch_density)
+      : limit_(entries), live_blocks_(live_blocks), torch_density_(torch_density), allocator_(source_, config()) {}
 
   std::vector<std::uint8_t> write() {
     pickle_.begin_dict();
@@ -148,7 +158,11 @@ class TraceWriter {
   }
 
   void entry(const char* action, std::uint64_t addr, std::uint64_t size, int stack) {
-    pickle_.begin_dict();
+    if (torch_density_) {
+      pickle_.begin_memoized_dict();
+    } else {
+      pickle_.begin_dict();
+    }
     pickle_.str("action");
     pickle_.str(action);
     pickle_.str("addr");
@@ -160,7 +174,11 @@ class TraceWriter {
     pickle_.str("time_us");
     pickle_.integer(1730000000000000 + static_cast<std::int64_t>(written_));
     pickle_.str("frames");
-    frames(stack);
+    if (torch_density_ && block_frames(action, addr, stack)) {
+      // written by block_frames
+    } else {
+      frames(stack);
+    }
     pickle_.end_dict();
     ++written_;
   }
@@ -183,6 +201,36 @@ class TraceWriter {
       }
       pickle_.end_list();
     });
+  }
+
+  // torch's own layout: each allocation's traceback is a list of its own (Python and C++ frames,
+  // kFramesPerStack of them), which its free entries reference through the memo.
+  static constexpr int kFramesPerStack = 12;
+  bool block_frames(const char* action, std::uint64_t addr, int stack) {
+    const std::string name = action;
+    if (name == "alloc") {
+      pickle_.begin_list();
+      for (int depth = 0; depth < kFramesPerStack; ++depth) {
+        pickle_.shared("frame" + std::to_string(stack) + "." + std::to_string(depth), [&] {
+          pickle_.begin_dict();
+          pickle_.str("filename");
+          pickle_.str(depth == 0 ? "model.py" : depth == 1 ? "train.py" : "/usr/lib/python3/torch/nn/module.py");
+          pickle_.str("line");
+          pickle_.integer(depth == 0 ? 10 + stack : 99 + depth);
+          pickle_.str("name");
+          pickle_.str(depth == 0 ? "forward" : depth == 1 ? "train_step" : "_call_impl");
+          pickle_.end_dict();
+        });
+      }
+      pickle_.end_list();
+      block_lists_[addr] = pickle_.memoize_value();
+      return true;
+    }
+    const auto it = block_lists_.find(addr);
+    if ((name != "free_requested" && name != "free_completed") || it == block_lists_.end()) return false;
+    pickle_.get(it->second);
+    if (name == "free_completed") block_lists_.erase(it);
+    return true;
   }
 
   void flush_segment_calls(int stack) {
@@ -242,6 +290,8 @@ class TraceWriter {
 
   std::size_t limit_;
   std::size_t live_blocks_;
+  bool torch_density_;
+  std::unordered_map<std::uint64_t, std::uint32_t> block_lists_;  // torch_density_: a live block's frames list
   std::size_t written_ = 0;
   PickleWriter pickle_;
   NotingSource source_;
@@ -251,8 +301,8 @@ class TraceWriter {
 
 }  // namespace
 
-std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries, std::size_t live_blocks) {
-  return TraceWriter(entries, live_blocks).write();
+std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries, std::size_t live_blocks, bool torch_density) {
+  return TraceWriter(entries, live_blocks, torch_density).write();
 }
 
 }  // namespace oomlab::replay::bench

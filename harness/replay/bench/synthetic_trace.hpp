@@ -14,6 +14,10 @@
 
 namespace oomlab::replay::bench {
 
-std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries, std::size_t live_blocks = 0);
+// With `torch_density`, pickled as Python pickles a real torch 2.x trace: every entry dict
+// memoized, each allocation's own frames list (12 frames) referenced by its frees: 70 bytes an
+// entry against 49, the low end of real snapshots (70 to 230 in the committed torch fixtures).
+std::vector<std::uint8_t> synthetic_snapshot(std::size_t entries, std::size_t live_blocks = 0,
+                                             bool torch_density = false);
 
 }  // namespace oomlab::replay::bench
