@@ -17,7 +17,8 @@ struct LiveBytes {
   std::int64_t bytes = 0;
 };
 
-// Live bytes after every alloc and free, with the replay's rounding.
+// Live bytes in the cache's sense after every alloc and free (a block counts until it is back in
+// the cache, free_completed), with the replay's rounding: where an empty_cache() would go.
 std::vector<LiveBytes> live_bytes(const DeviceEvents& device, const memory::RoundupTable& roundup) {
   std::vector<LiveBytes> series;
   series.reserve(device.allocs + device.frees);
@@ -144,6 +145,22 @@ std::vector<std::size_t> iteration_starts(const DeviceEvents& device) {
 
 }  // namespace
 
+std::vector<bool> program_releases(const DeviceEvents& device) {
+  const std::size_t n = device.events.size();
+  std::vector<bool> releases(n, false), requested(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ReplayEvent& event = device.events[i];
+    if (event.alloc_event == kNoEvent || event.alloc_event >= n) continue;
+    if (event.kind == ReplayEventKind::free_requested && !requested[event.alloc_event]) {
+      requested[event.alloc_event] = true;
+      releases[i] = true;
+    } else if (event.kind == ReplayEventKind::free && !requested[event.alloc_event]) {
+      releases[i] = true;
+    }
+  }
+  return releases;
+}
+
 std::string Phases::describe() const {
   const std::string count = std::to_string(boundaries.size());
   if (from_snapshot_marks) return count + " _snapshot() marks";
@@ -159,7 +176,10 @@ std::string Phases::where() const {
   return from_repetition ? "each iteration's start" : "each low of live bytes";
 }
 
-Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& roundup) {
+namespace {
+
+// The phases by the cache's live bytes: boundaries where the blocks are back in the cache.
+Phases find_cache_phases(const DeviceEvents& device, const memory::RoundupTable& roundup) {
   Phases phases;
   // A _snapshot() mark ends the phase at the request before it.
   std::size_t last_request = kNoEvent;
@@ -207,6 +227,35 @@ Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& round
       falling = false;
       high = point.bytes;
     }
+  }
+  return phases;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> program_live_bytes(const DeviceEvents& device, const memory::RoundupTable& roundup) {
+  std::vector<std::int64_t> live(device.events.size());
+  const std::vector<bool> releases = program_releases(device);
+  std::int64_t now = 0;
+  for (std::size_t i = 0; i < device.events.size(); ++i) {
+    const ReplayEvent& event = device.events[i];
+    if (event.kind == ReplayEventKind::alloc) {
+      now += static_cast<std::int64_t>(memory::round_request(event.size, roundup));
+    } else if (releases[i]) {
+      now -= static_cast<std::int64_t>(memory::round_request(device.events[event.alloc_event].size, roundup));
+    }
+    live[i] = now;
+  }
+  return live;
+}
+
+Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& roundup) {
+  Phases phases = find_cache_phases(device, roundup);
+  // The levels a leak is judged on are what the program holds: a block it dropped but another
+  // stream still uses (record_stream) is not kept by the program.
+  if (!phases.level_events.empty()) {
+    const std::vector<std::int64_t> live = program_live_bytes(device, roundup);
+    for (std::size_t k = 0; k < phases.level_events.size(); ++k) phases.low_bytes[k] = live[phases.level_events[k]];
   }
   return phases;
 }

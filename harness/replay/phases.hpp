@@ -28,12 +28,20 @@ struct Phases {
   std::vector<std::size_t> boundaries;  // request indices (DeviceEvents::events) ending a phase, sorted
   bool from_snapshot_marks = false;     // else iterations
   bool from_repetition = false;         // iteration starts of a repeating pattern, else lows
-  std::vector<std::int64_t> low_bytes;  // live bytes at each iteration's start or low, in order
+  std::vector<std::int64_t> low_bytes;  // bytes the program holds at each iteration's start or low, in order
   std::vector<std::size_t> level_events;  // the request each low_bytes entry is live after
   std::size_t loop_start = 0;           // the first iteration's first request (repetition), else 0
   std::string describe() const;         // "12 iteration ends (live bytes back to a low)"
   std::string where() const;            // "each iteration's start"
 };
+
+// Where the program let go of each block, by event: its free_requested, where PyTorch's allocated
+// bytes fall (with record_stream the block is back in the cache only later, at free_completed,
+// which is not the program holding it), or its free when the trace has no free_requested for it.
+// Live bytes for phases and growth fall there.
+std::vector<bool> program_releases(const DeviceEvents& device);
+// The bytes the program holds after each event (allocs less program_releases), rounded.
+std::vector<std::int64_t> program_live_bytes(const DeviceEvents& device, const memory::RoundupTable& roundup);
 
 // Live bytes are counted with the allocator's rounding (the sizes a replay allocates).
 Phases find_phases(const DeviceEvents& device, const memory::RoundupTable& roundup);

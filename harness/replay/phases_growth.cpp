@@ -38,10 +38,11 @@ void find_growing_site(const DeviceEvents& device, const StackTable& stacks, std
 void find_release(const DeviceEvents& device, const Phases& phases, const memory::RoundupTable& roundup,
                   Growth& growth) {
   const std::size_t n = device.events.size();
+  const std::vector<bool> releases = program_releases(device);
   std::vector<bool> freed_before_loop(n, false), freed_ever(n, false);
   for (std::size_t i = 0; i < n; ++i) {
     const ReplayEvent& event = device.events[i];
-    if (event.kind != ReplayEventKind::free || event.alloc_event == kNoEvent) continue;
+    if (!releases[i]) continue;
     freed_ever[event.alloc_event] = true;
     if (i < phases.loop_start) freed_before_loop[event.alloc_event] = true;
   }
@@ -62,7 +63,7 @@ void find_release(const DeviceEvents& device, const Phases& phases, const memory
     if (event.kind == ReplayEventKind::alloc) {
       ++requests;
       live += static_cast<std::int64_t>(size_of(device, i, roundup));
-    } else if (event.kind == ReplayEventKind::free && event.alloc_event != kNoEvent) {
+    } else if (releases[i]) {
       live -= static_cast<std::int64_t>(size_of(device, event.alloc_event, roundup));
     } else {
       continue;
@@ -73,22 +74,6 @@ void find_release(const DeviceEvents& device, const Phases& phases, const memory
       return;
     }
   }
-}
-
-// Live bytes after each request (allocs and frees; 0 elsewhere counts as unchanged).
-std::vector<std::int64_t> live_bytes(const DeviceEvents& device, const memory::RoundupTable& roundup) {
-  std::vector<std::int64_t> live(device.events.size());
-  std::int64_t now = 0;
-  for (std::size_t i = 0; i < device.events.size(); ++i) {
-    const ReplayEvent& event = device.events[i];
-    if (event.kind == ReplayEventKind::alloc) {
-      now += static_cast<std::int64_t>(size_of(device, i, roundup));
-    } else if (event.kind == ReplayEventKind::free && event.alloc_event != kNoEvent) {
-      now -= static_cast<std::int64_t>(size_of(device, event.alloc_event, roundup));
-    }
-    live[i] = now;
-  }
-  return live;
 }
 
 // Whether the growth stopped. The trace must run on for at least kPlateauIterations more of the
@@ -112,7 +97,7 @@ void find_plateau(const DeviceEvents& device, const Phases& phases, const memory
   const std::size_t period = (last - first) / (phases.level_events.size() - 1);
   const std::size_t rest = n - 1 - last;
   if (period == 0 || static_cast<double>(rest) < kPlateauIterations * static_cast<double>(period)) return;
-  const std::vector<std::int64_t> live = live_bytes(device, roundup);
+  const std::vector<std::int64_t> live = program_live_bytes(device, roundup);
   const std::size_t early = last + period, later = last + rest / 2 - period;
   const std::int64_t early_low = lowest(live, early, period), later_low = lowest(live, later, period);
   const std::int64_t held = phases.low_bytes.front();

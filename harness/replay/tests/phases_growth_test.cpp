@@ -180,6 +180,71 @@ TEST(PhasesGrowth, StateMadeEveryStepToTheEndIsALeak) {
   EXPECT_FALSE(growth.stopped_at.has_value());
 }
 
+// record_stream: each step's block is dropped by the program (free_requested) at once, but is
+// back in the cache (free) only when the side stream is done: here, all of them at the end.
+Trace side_stream_blocks(std::size_t steps) {
+  Trace trace;
+  DeviceEvents& device = trace.device;
+  auto stack = [&](int line) { return trace.stacks.add_stack({trace.stacks.add_frame({"side.py", line, "step"})}); };
+  auto alloc = [&](std::uint64_t size, StackId frames) {
+    ReplayEvent event;
+    event.kind = ReplayEventKind::alloc;
+    event.size = size;
+    event.frames = frames;
+    device.events.push_back(event);
+    ++device.allocs;
+    return device.events.size() - 1;
+  };
+  auto release = [&](std::size_t block, ReplayEventKind kind) {
+    ReplayEvent event;
+    event.kind = kind;
+    event.size = device.events[block].size;
+    event.alloc_event = block;
+    device.events.push_back(event);
+    device.frees += kind == ReplayEventKind::free;
+  };
+  const StackId weights = stack(3), used_on_side = stack(10), other = stack(11), scratch = stack(12);
+  alloc(64_MiB, weights);
+  std::vector<std::size_t> pending;
+  for (std::size_t step = 0; step < steps; ++step) {
+    const std::size_t b = alloc(64_MiB, used_on_side);
+    release(b, ReplayEventKind::free_requested);  // del b, after b.record_stream(side)
+    pending.push_back(b);
+    const std::size_t c = alloc(8_MiB, other), d = alloc(1_MiB, scratch);
+    for (const std::size_t block : {d, c}) {
+      release(block, ReplayEventKind::free_requested);
+      release(block, ReplayEventKind::free);
+    }
+  }
+  for (const std::size_t b : pending) release(b, ReplayEventKind::free);  // synchronize()
+  return trace;
+}
+
+TEST(PhasesGrowth, BlocksDroppedButInUseOnAnotherStreamAreNotALeak) {
+  const Growth growth = growth_of(side_stream_blocks(8));
+  EXPECT_FALSE(growth.leak) << describe_growth(growth);
+  // The same blocks kept by the program (never dropped) are a leak.
+  Trace kept = side_stream_blocks(8);
+  std::vector<ReplayEvent> events;
+  std::vector<std::size_t> renumbered(kept.device.events.size());
+  for (std::size_t i = 0; i < kept.device.events.size(); ++i) {
+    ReplayEvent event = kept.device.events[i];
+    const bool side_block_release = event.alloc_event != kNoEvent && kept.device.events[event.alloc_event].size == 64_MiB;
+    renumbered[i] = events.size();
+    if (side_block_release) continue;
+    if (event.alloc_event != kNoEvent) event.alloc_event = renumbered[event.alloc_event];
+    events.push_back(event);
+  }
+  kept.device.events = events;
+  const Growth leak = growth_of(kept);
+  EXPECT_TRUE(leak.leak) << describe_growth(leak);
+}
+
+TEST(PhasesGrowth, RecordStreamFixtureIsNotALeak) {
+  const ReplayReport report = analyse_snapshot(load_snapshot(torch_fixture("record_stream")), {});
+  EXPECT_FALSE(report.iteration_growth.leak) << describe_growth(report.iteration_growth);
+}
+
 TEST(PhasesGrowth, CompiledCudaGraphsOptimizerStateIsNotALeak) {
   // torch.compile(mode="reduce-overhead") with AdamW: the state made in the first step's loop
   // over parameters, then four more steps on that plateau.
