@@ -5,8 +5,7 @@
 // reads the row again (from L1/L2: only a few rows per SM are in flight) and writes
 // dlogits = (softmax - onehot(target)) * dloss. dlogits may alias logits: every element is read
 // in pass 1 before the block barrier, and in pass 2 by the thread that then overwrites it.
-// Padding columns (at or past `classes`) are skipped by the softmax and get gradient 0. Rows that
-// fit in the block's registers (64K bf16) are read once instead (cross_entropy_registers_kernel).
+// Padding columns (at or past `classes`) are skipped by the softmax and get gradient 0.
 #include <cmath>
 
 #include "kernels/core/cuda_types.cuh"
@@ -101,83 +100,6 @@ cross_entropy_kernel(float* losses, T* dlogits, const T* logits, const std::int3
   }
 }
 
-// The same with the row held in registers: each thread loads all its vectors (up to
-// kRowRegisterVectors, independent loads in flight) once, then takes the row's max, its sum of
-// exp and the gradient from registers, so the row is read from memory once instead of twice. One
-// 1024-thread block per SM, for the registers. Rows of up to 64K bf16 columns (GPT-2's 50304,
-// LLaMA's 32000); wider rows take the two-pass kernel above.
-constexpr int kRowRegisterVectors = 8;
-
-__device__ __forceinline__ float block_reduce(float value, float* scratch, bool take_max) {
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float other = __shfl_xor_sync(0xFFFFFFFFu, value, offset);
-    value = take_max ? fmaxf(value, other) : value + other;
-  }
-  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = value;
-  __syncthreads();
-  float total = scratch[0];
-  for (unsigned w = 1; w < blockDim.x / 32; ++w) total = take_max ? fmaxf(total, scratch[w]) : total + scratch[w];
-  __syncthreads();  // scratch is reused by the next reduction
-  return total;
-}
-
-template <class T, int V>
-__global__ void __launch_bounds__(kCrossEntropyBlock, 1)
-cross_entropy_registers_kernel(float* losses, T* dlogits, const T* logits, const std::int32_t* targets, int vocab,
-                               int classes, float dloss) {
-  __shared__ float scratch[kCrossEntropyBlock / 32];
-  const std::size_t row = blockIdx.x;
-  const T* x = logits + row * vocab;
-  const std::int32_t target = targets[row];
-  const bool valid = target >= 0 && target < classes;
-  const float target_logit = (threadIdx.x == 0 && valid) ? to_f32(x[target]) : 0.0f;
-
-  RowVec<T, V> values[kRowRegisterVectors];
-#pragma unroll
-  for (int i = 0; i < kRowRegisterVectors; ++i) {
-    const int v = (threadIdx.x + i * blockDim.x) * V;
-    if (v < vocab) values[i] = load_row_vec<T, V>(x + v);
-  }
-  float local_max = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < kRowRegisterVectors; ++i) {
-    const int v = (threadIdx.x + i * blockDim.x) * V;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (v + k < classes) local_max = fmaxf(local_max, to_f32(values[i].v[k]));
-    }
-  }
-  const float row_max = block_reduce(local_max, scratch, true);
-  float local_sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kRowRegisterVectors; ++i) {
-    const int v = (threadIdx.x + i * blockDim.x) * V;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (v + k < classes) local_sum += __expf(to_f32(values[i].v[k]) - row_max);
-    }
-  }
-  const float log_sum = row_max + logf(block_reduce(local_sum, scratch, false));
-  if (threadIdx.x == 0) losses[row] = valid ? log_sum - target_logit : NAN;
-  if (!dlogits) return;
-
-  T* dx = dlogits + row * vocab;
-#pragma unroll
-  for (int i = 0; i < kRowRegisterVectors; ++i) {
-    const int v = (threadIdx.x + i * blockDim.x) * V;
-    if (v >= vocab) continue;
-    RowVec<T, V> out;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const int column = v + k;
-      const float p = column < classes ? __expf(to_f32(values[i].v[k]) - log_sum) : 0.0f;
-      const float indicator = (valid && column == target) ? 1.0f : 0.0f;
-      out.v[k] = from_f32<T>((p - indicator) * dloss);
-    }
-    store_row_vec<T, V>(dx + v, out);
-  }
-}
-
 // kernel launchers
 
 namespace cuda {
@@ -192,9 +114,7 @@ void softmax_cross_entropy(Tensor& losses, Tensor& dlogits, const Tensor& logits
     using T = decltype(zero);
     auto launch = [&](auto width) {
       constexpr int V = decltype(width)::value;
-      const bool in_registers = V > 1 && vocab <= kRowRegisterVectors * V * static_cast<int>(kCrossEntropyBlock);
-      auto kernel = in_registers ? cross_entropy_registers_kernel<T, V> : cross_entropy_kernel<T, V>;
-      kernel<<<ceil_div(rows, 1), kCrossEntropyBlock, 0, as_cuda_stream(stream)>>>(
+      cross_entropy_kernel<T, V><<<ceil_div(rows, 1), kCrossEntropyBlock, 0, as_cuda_stream(stream)>>>(
           losses.data_as<float>(), dlogits.defined() ? dlogits.data_as<T>() : nullptr,
           logits.data_as<const T>(), targets.data_as<const std::int32_t>(), vocab,
           static_cast<int>(classes), dloss);
