@@ -51,6 +51,10 @@ RunRecord replay_record(const ReplayReport& report, const std::string& snapshot_
     record.metrics["budget_low"] = static_cast<double>(report.budget_range.low);
     if (report.budget_range.high) record.metrics["budget_high"] = static_cast<double>(*report.budget_range.high);
   }
+  if (!report.window.whole) {  // --from/--to: the numbers above are the window's
+    record.metrics["window_first_entry"] = static_cast<double>(report.window.begin_entry);
+    record.metrics["window_last_entry"] = static_cast<double>(report.window.end_entry - 1);
+  }
   const Growth& growth = report.iteration_growth;
   if (growth.leak) record.metrics["leak_bytes_per_iteration"] = growth.bytes_per_iteration;
   if (growth.steady && !growth.leak) record.metrics["released_growth_bytes_per_iteration"] = growth.bytes_per_iteration;

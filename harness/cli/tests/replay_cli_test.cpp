@@ -56,6 +56,12 @@ TEST(ReplayCli, AWindowIsNamedAndABadOneIsOneLineExitTwo) {
   EXPECT_TRUE(has(window.out, "= PyTorch's")) << window.out;
   const Result json = run_oomlab({"replay", srgan, "--from", "entry:4000", "--json"});
   EXPECT_EQ(nlohmann::json::parse(json.out)["window"]["first_entry"], 4000);
+  TempDir dir;
+  const Result recorded = run_oomlab({"replay", srgan, "--from", "entry:4000", "--out", dir.path("record.json")});
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+  const RunRecord record = run_record_from_text(read_text_file(dir.path("record.json")));
+  EXPECT_EQ(record.metrics.at("window_first_entry"), 4000.0);
+  EXPECT_EQ(record.metrics.at("window_last_entry"), 5511.0);
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"--from", "soon"},
                                               std::vector<std::string>{"--from", "3s", "--to", "entry:10"},
                                               std::vector<std::string>{"--to", "entry:100000"}}) {
