@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/core/random_indices.hpp"
 #include "kernels/core/tensor.hpp"
 
 namespace oomlab::testing {
@@ -27,13 +28,6 @@ inline Tensor random_tensor(Device& device, Shape shape, DType dtype, std::uint3
   return Tensor::from_host(device, std::move(shape), dtype, random_values(n, seed, lo, hi));
 }
 
-// Integers uniform in [0, bound) (token ids, class targets), as floats for Tensor::from_host.
-inline std::vector<float> random_indices(std::size_t n, std::int64_t bound, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<std::int64_t> dist(0, bound - 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = static_cast<float>(dist(rng));
-  return values;
-}
+using oomlab::random_indices;  // kernels/core/random_indices.hpp
 
 }  // namespace oomlab::testing

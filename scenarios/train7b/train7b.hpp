@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/gpt_train/training_scenario.hpp"
+#include "scenarios/common/training_scenario.hpp"
 
 namespace oomlab::scenarios {
 

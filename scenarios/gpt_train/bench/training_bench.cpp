@@ -20,7 +20,7 @@
 #include "harness/device/op_profiler.hpp"
 #include "harness/runner/run_context.hpp"
 #include "scenarios/gpt_train/gpt_train.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/common/training_loop.hpp"
 #include "scenarios/long_context/long_context.hpp"
 
 namespace oomlab::scenarios {

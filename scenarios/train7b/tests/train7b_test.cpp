@@ -134,7 +134,9 @@ TEST(Train7bOnHost, OutcomesMatchDryEventForEventAndTheFixesLearn) {
     for (std::size_t i = 0; i < host.events.size(); ++i) {
       ASSERT_TRUE(host.events[i].same_as(dry.events[i])) << variant << " event " << i;
     }
-    if (fix) EXPECT_LT(host.metrics.at("last_loss"), host.metrics.at("first_loss")) << variant;
+    if (fix) {
+      EXPECT_LT(host.metrics.at("last_loss"), host.metrics.at("first_loss")) << variant;
+    }
   }
 }
 

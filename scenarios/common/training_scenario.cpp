@@ -1,7 +1,7 @@
-#include "scenarios/gpt_train/training_scenario.hpp"
+#include "scenarios/common/training_scenario.hpp"
 
 #include "harness/runner/run_context.hpp"
-#include "scenarios/gpt_train/training_knobs.hpp"
+#include "scenarios/common/training_knobs.hpp"
 #include "scenarios/models/transformer/nccl_group.hpp"
 
 namespace oomlab::scenarios {

@@ -1,4 +1,4 @@
-#include "scenarios/gpt_train/nccl_ranks.hpp"
+#include "scenarios/common/nccl_ranks.hpp"
 
 #include <chrono>
 #include <stdexcept>

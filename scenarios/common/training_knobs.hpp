@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/runner/knobs.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/common/training_loop.hpp"
 
 namespace oomlab::scenarios {
 

@@ -1,4 +1,4 @@
-#include "scenarios/gpt_train/training_knobs.hpp"
+#include "scenarios/common/training_knobs.hpp"
 
 #include <algorithm>
 #include <stdexcept>

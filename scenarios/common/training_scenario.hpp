@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/runner/scenario.hpp"
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/common/training_loop.hpp"
 
 namespace oomlab::scenarios {
 

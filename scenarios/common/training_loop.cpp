@@ -1,4 +1,4 @@
-#include "scenarios/gpt_train/training_loop.hpp"
+#include "scenarios/common/training_loop.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 
 #include "harness/memory/size.hpp"
 #include "harness/memory/tags.hpp"
-#include "kernels/testing/random_fill.hpp"
-#include "scenarios/gpt_train/nccl_ranks.hpp"
+#include "kernels/core/random_indices.hpp"
+#include "scenarios/common/nccl_ranks.hpp"
 #include "scenarios/models/transformer/activation_tensors.hpp"
 #include "scenarios/models/transformer/communicator.hpp"
 #include "scenarios/models/transformer/trainer.hpp"
@@ -33,7 +33,7 @@ model::MicroBatch token_batch(Device& device, const TrainingPlan& plan, std::uin
   // whose point is to need neither. The allocations are the same as from_host's.
   if (device.is_dry()) return {Tensor::empty(device, shape, DType::i32), Tensor::empty(device, shape, DType::i32)};
   const std::size_t n = static_cast<std::size_t>(plan.micro_batch * (plan.seq + 1));
-  const std::vector<float> stream = testing::random_indices(n * static_cast<std::size_t>(ranks), plan.config.vocab, seed);
+  const std::vector<float> stream = random_indices(n * static_cast<std::size_t>(ranks), plan.config.vocab, seed);
   std::vector<float> tokens, targets;
   tokens.reserve(n);
   targets.reserve(n);
