@@ -26,7 +26,7 @@ ALLOWED = {
     "kernels/testing": KERNEL_CORE,
     "kernels/transformer": KERNEL_CORE,
     "kernels/attention": KERNEL_CORE,
-    "kernels/conv": OPS,
+    "kernels/conv": KERNEL_CORE,
     "kernels/serving": OPS + ["kernels/attention"],
     "scenarios/models/*": MODELS + ["scenarios/models/*"],
     "scenarios/common": MODELS + RUNNER + ["scenarios/models/*"],

@@ -10,7 +10,7 @@
 #include "kernels/conv/reduce_launch.hpp"
 #include "kernels/core/host_values.hpp"
 #include "kernels/core/op_checks.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 
 namespace oomlab::ops {
 

@@ -9,7 +9,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/matmul.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "scenarios/models/transformer/head_layout.hpp"

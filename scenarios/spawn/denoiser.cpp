@@ -10,7 +10,7 @@
 #include "kernels/conv/l1_loss.hpp"
 #include "kernels/conv/leaky_relu.hpp"
 #include "kernels/transformer/adamw.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 
 namespace oomlab::scenarios {
 namespace {

@@ -19,7 +19,7 @@
 #include "kernels/conv/tests/gpu_test_support.hpp"
 #include "kernels/testing/compare.hpp"
 #include "kernels/testing/random_fill.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 
 namespace oomlab::ops {
 namespace {

@@ -13,7 +13,7 @@
 #include "kernels/transformer/init_normal.hpp"
 #include "kernels/transformer/loss_scale.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "kernels/transformer/tests/test_support.hpp"
 

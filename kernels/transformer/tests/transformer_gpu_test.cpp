@@ -20,7 +20,7 @@
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/quantize.hpp"
 #include "kernels/transformer/quantize_nf4.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"

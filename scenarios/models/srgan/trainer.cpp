@@ -2,7 +2,7 @@
 
 #include "harness/device/op_profiler.hpp"
 #include "harness/memory/tags.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "scenarios/models/srgan/losses.hpp"
 
 namespace oomlab::srgan {

@@ -7,7 +7,7 @@
 
 #include "kernels/core/check.hpp"
 #include "kernels/core/host_values.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "scenarios/models/transformer/nccl_group.hpp"
 
 namespace oomlab::model {

@@ -23,7 +23,7 @@
 #include "kernels/transformer/layernorm.hpp"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/quantize.hpp"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/rope.hpp"
 #include "kernels/transformer/swiglu.hpp"

@@ -1,6 +1,6 @@
 // Residual add: CUDA launcher over the shared element-wise map kernel.
 #include "kernels/core/elementwise.cuh"
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 
 namespace oomlab::ops {
 

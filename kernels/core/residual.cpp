@@ -1,5 +1,5 @@
 // Residual add: CPU reference and dispatch.
-#include "kernels/transformer/residual.hpp"
+#include "kernels/core/residual.hpp"
 
 #include "kernels/core/host_values.hpp"
 #include "kernels/core/op_checks.hpp"
