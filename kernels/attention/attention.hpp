@@ -4,7 +4,7 @@
 // the repeated K/V; Hkv = H is plain multi-head attention. dk and dv have k's shape, each K/V
 // head's gradient summed over the H / Hkv query heads of its group. Both dispatch on the
 // tensors' device: cuda runs the kernels, host the CPU references (attention_reference.hpp), dry
-// checks shapes and makes the same allocations.
+// checks shapes (the one invariant, docs/architecture.md).
 //
 // naive — what a textbook implementation does, and why long contexts run out of memory:
 //   forward  S = scale Q K^T (written into `probs`), P = causal softmax(S) in place, O = P V.

@@ -61,13 +61,12 @@ void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
                     Conv2dParams params, const ConvEpilogue& epilogue = {});
 // dx = the gradient of the forward with respect to x (overwritten, not accumulated), then the
 // epilogue. Allocates a copy of w's size (tag workspace) on every device, for the kernels' K-major
-// weights (conv2d.cu), so host, dry and cuda see the same allocation sequence.
+// weights (conv2d.cu) (the one invariant, docs/architecture.md).
 void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, Conv2dParams params,
                           const ConvEpilogue& epilogue = {});
 // dw (and dbias when defined) = the gradients with respect to w and bias (overwritten).
 // Allocates one f32 workspace (tag workspace) of conv2d_backward_weight_workspace_bytes() on
-// every device, so host, dry and cuda see the same allocation sequence; its size depends only on
-// the shapes.
+// every device (the one invariant, docs/architecture.md); its size depends only on the shapes.
 void conv2d_backward_weight(const Tensor& x, const Tensor& dy, const Tensor& dw,
                             const Tensor& dbias, Conv2dParams params);
 std::size_t conv2d_backward_weight_workspace_bytes(const Shape& x, const Shape& w,

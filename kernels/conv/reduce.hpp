@@ -4,7 +4,7 @@
 // Deterministic on every device: the CUDA kernels sum fixed partitions (their count depends only
 // on the shape) in a fixed order, so the same input gives the same bits on every run.
 // Each call allocates one small f32 workspace (tag workspace, reduction_workspace_floats()
-// elements) on every device, so host, dry and cuda see the same allocation sequence.
+// elements) on every device (the one invariant, docs/architecture.md).
 #pragma once
 #include <cstdint>
 

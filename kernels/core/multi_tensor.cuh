@@ -3,8 +3,8 @@
 // GPT-2 124M, from 768 to 38M elements; a kernel per tensor then costs more in launches and
 // half-empty grids than in bytes moved. The host cuts every tensor into chunks and hands up to
 // kChunkBatchChunks of them to one launch, one block per chunk, through the kernel's parameters
-// (by value, read in place through __grid_constant__): no device memory, so dry, host and cuda
-// make the same allocator requests.
+// (by value, read in place through __grid_constant__): no device memory (the one invariant,
+// docs/architecture.md).
 // Include from .cu files only.
 #pragma once
 #include <algorithm>

@@ -3,8 +3,8 @@
 //
 // Memory: the cuBLASLt handle is created once per CUDA device and lives for the process (it
 // owns no device memory of ours). The workspace is kMatmulWorkspaceBytes taken from the device
-// allocator (Tag::workspace) for each call and returned after it, on every backend: dry and
-// host make the same request as cuda, and the caching allocator makes it free after the first.
+// allocator (Tag::workspace) for each call and returned after it, on every backend (the one
+// invariant, docs/architecture.md); the caching allocator makes it free after the first.
 #pragma once
 #include <cstddef>
 

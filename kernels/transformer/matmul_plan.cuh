@@ -6,7 +6,7 @@
 // always the fastest: for a problem that overwrites C, the first call times the heuristic's top
 // candidates on the caller's own buffers and keeps the fastest (like cudnn.benchmark). A problem
 // that accumulates into C cannot be re-run without changing C, so it keeps the heuristic's first
-// answer. Timing allocates nothing: dry and cuda still see the same allocator requests.
+// answer. Timing allocates nothing (the one invariant, docs/architecture.md).
 #pragma once
 #include <cublasLt.h>
 

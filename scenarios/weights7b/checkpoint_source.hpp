@@ -1,7 +1,7 @@
 // Where a load's tensors come from: a mapped checkpoint (cuda, host) — one safetensors file or
 // every shard of a sharded one — or only a layout with no bytes behind it (dry: the 7B plan is a
-// header's worth of shapes, so a dry run at full scale never reads or writes 27 GB yet makes the
-// same allocations in the same order).
+// header's worth of shapes, so a dry run at full scale never reads or writes 27 GB and still keeps
+// the one invariant, docs/architecture.md).
 //
 // A sharded checkpoint reads like one file: tensors() runs shard after shard (in the index's
 // order), each shard's tensors in file order, with offsets into the shards' data sections laid

@@ -82,8 +82,8 @@ DType compute_dtype(Precision precision);
 
 // naive: T x T scores materialised, computed in f32 (as PyTorch's autocast runs softmax in f32).
 // fused: flash-style kernel, memory linear in T, computed in bf16 (its dtype on cuda).
-// The attention dtype depends only on this choice, never on the device, so dry and cuda make
-// the same requests; q/k/v are cast on the way in when it differs from the compute dtype.
+// The attention dtype depends only on this choice, never on the device (the one invariant,
+// docs/architecture.md); q/k/v are cast on the way in when it differs from the compute dtype.
 enum class AttentionKind { naive, fused };
 const char* attention_name(AttentionKind kind);
 DType attention_dtype(AttentionKind kind);
