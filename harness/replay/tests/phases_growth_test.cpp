@@ -30,33 +30,39 @@ std::string torch_fixture(const std::string& name) {
 struct Trace {
   DeviceEvents device;
   StackTable stacks;
+
+  // A one-frame stack: `function` at `file`:`line`.
+  StackId stack(const char* file, const char* function, int line) {
+    return stacks.add_stack({stacks.add_frame({file, line, function})});
+  }
+  // An allocation's event index.
+  std::size_t alloc(std::uint64_t size, StackId frames) {
+    ReplayEvent event;
+    event.kind = ReplayEventKind::alloc;
+    event.size = size;
+    event.frames = frames;
+    device.events.push_back(event);
+    ++device.allocs;
+    return device.events.size() - 1;
+  }
+  // The block's end: free, or free_requested (dropped by the program, still used on a stream).
+  void release(std::size_t alloc_event, ReplayEventKind kind = ReplayEventKind::free) {
+    ReplayEvent event;
+    event.kind = kind;
+    event.size = device.events[alloc_event].size;
+    event.alloc_event = alloc_event;
+    device.events.push_back(event);
+    device.frees += kind == ReplayEventKind::free;
+  }
 };
 
 Trace growing_cache(std::size_t steps, bool release_cache, bool teardown) {
   Trace trace;
-  DeviceEvents& device = trace.device;
-  auto stack = [&](const char* name, int line) {
-    return trace.stacks.add_stack({trace.stacks.add_frame({"generate.py", line, name})});
-  };
+  auto stack = [&](const char* name, int line) { return trace.stack("generate.py", name, line); };
   const StackId model_stack = stack("load", 3), activation_stack = stack("step", 10), cache_stack = stack("cache", 11);
   const StackId scratch_stack = stack("step", 12), logits_stack = stack("step", 13);
-  auto alloc = [&](std::uint64_t size, StackId stack) {
-    ReplayEvent event;
-    event.kind = ReplayEventKind::alloc;
-    event.size = size;
-    event.frames = stack;
-    device.events.push_back(event);
-    ++device.allocs;
-    return device.events.size() - 1;
-  };
-  auto free = [&](std::size_t alloc_event) {
-    ReplayEvent event;
-    event.kind = ReplayEventKind::free;
-    event.size = device.events[alloc_event].size;
-    event.alloc_event = alloc_event;
-    device.events.push_back(event);
-    ++device.frees;
-  };
+  auto alloc = [&](std::uint64_t size, StackId stack) { return trace.alloc(size, stack); };
+  auto free = [&](std::size_t alloc_event) { trace.release(alloc_event); };
   const std::size_t model = alloc(64_MiB, model_stack);
   std::size_t cache = kNoEvent;
   for (std::size_t step = 1; step <= steps; ++step) {
@@ -82,30 +88,12 @@ Trace growing_cache(std::size_t steps, bool release_cache, bool teardown) {
 // state instead: growth that goes on.
 Trace lazy_state(std::size_t params, std::size_t steps, bool state_every_step, bool teardown) {
   Trace trace;
-  DeviceEvents& device = trace.device;
-  auto stack = [&](const char* name, int line) {
-    return trace.stacks.add_stack({trace.stacks.add_frame({"train.py", line, name})});
-  };
+  auto stack = [&](const char* name, int line) { return trace.stack("train.py", name, line); };
   const StackId model_stack = stack("load", 3), act_stack = stack("forward", 10), grad_stack = stack("backward", 11);
   const StackId scratch_stack = stack("backward", 12), avg_stack = stack("step", 20), sq_stack = stack("step", 21);
   const StackId count_stack = stack("step", 22);
-  auto alloc = [&](std::uint64_t size, StackId stack) {
-    ReplayEvent event;
-    event.kind = ReplayEventKind::alloc;
-    event.size = size;
-    event.frames = stack;
-    device.events.push_back(event);
-    ++device.allocs;
-    return device.events.size() - 1;
-  };
-  auto free = [&](std::size_t alloc_event) {
-    ReplayEvent event;
-    event.kind = ReplayEventKind::free;
-    event.size = device.events[alloc_event].size;
-    event.alloc_event = alloc_event;
-    device.events.push_back(event);
-    ++device.frees;
-  };
+  auto alloc = [&](std::uint64_t size, StackId stack) { return trace.alloc(size, stack); };
+  auto free = [&](std::size_t alloc_event) { trace.release(alloc_event); };
   std::vector<std::size_t> kept;
   auto make_state = [&] {
     kept.push_back(alloc(8_MiB, avg_stack));
@@ -184,25 +172,9 @@ TEST(PhasesGrowth, StateMadeEveryStepToTheEndIsALeak) {
 // back in the cache (free) only when the side stream is done: here, all of them at the end.
 Trace side_stream_blocks(std::size_t steps) {
   Trace trace;
-  DeviceEvents& device = trace.device;
-  auto stack = [&](int line) { return trace.stacks.add_stack({trace.stacks.add_frame({"side.py", line, "step"})}); };
-  auto alloc = [&](std::uint64_t size, StackId frames) {
-    ReplayEvent event;
-    event.kind = ReplayEventKind::alloc;
-    event.size = size;
-    event.frames = frames;
-    device.events.push_back(event);
-    ++device.allocs;
-    return device.events.size() - 1;
-  };
-  auto release = [&](std::size_t block, ReplayEventKind kind) {
-    ReplayEvent event;
-    event.kind = kind;
-    event.size = device.events[block].size;
-    event.alloc_event = block;
-    device.events.push_back(event);
-    device.frees += kind == ReplayEventKind::free;
-  };
+  auto stack = [&](int line) { return trace.stack("side.py", "step", line); };
+  auto alloc = [&](std::uint64_t size, StackId frames) { return trace.alloc(size, frames); };
+  auto release = [&](std::size_t block, ReplayEventKind kind) { trace.release(block, kind); };
   const StackId weights = stack(3), used_on_side = stack(10), other = stack(11), scratch = stack(12);
   alloc(64_MiB, weights);
   std::vector<std::size_t> pending;
