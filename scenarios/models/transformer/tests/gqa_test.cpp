@@ -14,6 +14,25 @@ namespace {
 
 using testing::random_batch;
 
+// Six steps on one batch (the loss falls where `expect_learning`), then every allocator request's
+// size so far: what host and dry are compared on.
+std::vector<std::size_t> train_and_list_requests(Transformer& model, Device& device, const TransformerConfig& config,
+                                                 bool expect_learning) {
+  Trainer trainer(model);
+  const MicroBatch batch = random_batch(device, config, 2, 16, 8);
+  float first = 0, last = 0;
+  for (int step = 0; step < 6; ++step) {
+    const StepReport report = trainer.step({batch});
+    (step == 0 ? first : last) = report.loss;
+  }
+  if (expect_learning) {
+    EXPECT_LT(last, first);
+  }
+  std::vector<std::size_t> requests;
+  for (const auto& event : device.allocator().trace().events()) requests.push_back(event.bytes);
+  return requests;
+}
+
 Shape shape_of(const TransformerConfig& config, Tensor ParameterTensors::*member) {
   for (const ParameterSpec& spec : parameter_specs(config)) {
     if (spec.member == member) return spec.shape;
@@ -123,17 +142,7 @@ TEST(GroupedQuery, AnNf4BaseTrainsOnHostAndDryPlansItsAllocations) {
       EXPECT_GT(worst, 0.0f);             // quantised, not a copy
       EXPECT_LT(worst, 0.16f * absmax);   // NF4's widest gap is 0.28 of a block's absmax: half of it
     }
-    Trainer trainer(model);
-    const MicroBatch batch = random_batch(device, config, 2, 16, 8);
-    float first = 0, last = 0;
-    for (int step = 0; step < 6; ++step) {
-      const StepReport report = trainer.step({batch});
-      (step == 0 ? first : last) = report.loss;
-    }
-    if (kind == DeviceKind::host) {
-      EXPECT_LT(last, first);
-    }
-    for (const auto& event : device.allocator().trace().events()) requests[kind == DeviceKind::dry].push_back(event.bytes);
+    requests[kind == DeviceKind::dry] = train_and_list_requests(model, device, config, kind == DeviceKind::host);
   }
   EXPECT_EQ(requests[0], requests[1]);
 }
@@ -185,17 +194,7 @@ TEST(GroupedQuery, OnHostItTrainsAndDryMakesTheSameAllocations) {
     options.precision = Precision::bf16;
     options.attention = AttentionKind::fused;
     Transformer model(device, config, options, 5);
-    Trainer trainer(model);
-    const MicroBatch batch = random_batch(device, config, 2, 16, 8);
-    float first = 0, last = 0;
-    for (int step = 0; step < 6; ++step) {
-      const StepReport report = trainer.step({batch});
-      (step == 0 ? first : last) = report.loss;
-    }
-    if (kind == DeviceKind::host) {
-      EXPECT_LT(last, first);
-    }
-    for (const auto& event : device.allocator().trace().events()) requests[kind == DeviceKind::dry].push_back(event.bytes);
+    requests[kind == DeviceKind::dry] = train_and_list_requests(model, device, config, kind == DeviceKind::host);
   }
   EXPECT_EQ(requests[0], requests[1]);
 }
