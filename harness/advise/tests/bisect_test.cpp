@@ -7,20 +7,13 @@
 
 #include "harness/advise/bisect.hpp"
 #include "harness/memory/size.hpp"
+#include "harness/testing/run_scenario.hpp"
 
 namespace oomlab::advise {
 namespace {
 
 RunRequest dry_full(const std::string& scenario, const std::string& variant) {
-  RunRequest request;
-  request.scenario = scenario;
-  request.variant = variant;
-  request.device = DeviceKind::dry;
-  request.scale = Scale::full;
-  request.progress = false;
-  request.quiet = true;
-  request.plan_need = false;
-  return request;
+  return testing::quiet_request(scenario, variant, DeviceKind::dry, Scale::full);
 }
 
 OutcomeStatus outcome_with_budget(RunRequest request, std::size_t bytes) {
