@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "scenarios/models/transformer/model_choice.hpp"
 #include "scenarios/models/transformer/transformer_config.hpp"
 
 namespace oomlab::scenarios::serve7b {
@@ -44,7 +45,18 @@ std::vector<std::string> variant_names() {
 
 std::vector<KnobSpec> knob_specs() {
   return {
-      KnobSpec::choice("model", "LLaMA-style shapes served (random weights, nothing downloaded)", llama_presets()),
+      KnobSpec::choice_or("model",
+                          "LLaMA-style shapes served (random weights, nothing downloaded): a preset (oomlab list "
+                          "--models) or your model's Hugging Face config.json",
+                          llama_presets(), "a LLaMA-style config.json or the folder holding one",
+                          [](const std::string& path) {
+                            // GPT-2's learned positions have no place in this engine's RoPE decode.
+                            if (model::resolve_model(path).is_gpt2()) {
+                              throw std::invalid_argument(path + ": a GPT-2 model; serve7b serves LLaMA-style models "
+                                                                 "(Llama, Mistral, Qwen2: rotary positions)");
+                            }
+                            return model::recorded_model_choice(path);
+                          }),
       KnobSpec::integer("concurrency", "sequences running at once (a static batch's size; paged: the most admitted)", 1, 4096),
       KnobSpec::integer("prompt_min", "shortest prompt, tokens (lengths uniform in [min, max])", 1, 1 << 20),
       KnobSpec::integer("prompt_max", "longest prompt, tokens", 1, 1 << 20),
@@ -109,7 +121,7 @@ std::map<std::string, std::string> knob_values(const std::string& variant, Scale
 
 serve::ServePlan make_plan(const KnobValues& knobs, int requests) {
   serve::ServePlan plan;
-  plan.engine.config = model::transformer_preset(knobs.text("model"));
+  plan.engine.config = model::resolve_model(knobs.text("model"));
   plan.engine.weights_dtype = knobs.text("dtype") == "f32" ? DType::f32 : DType::bf16;
   plan.engine.kv_dtype = knobs.text("kv_dtype") == "int8" ? DType::i8 : DType::bf16;
   plan.engine.cache = cache_from(knobs.text("cache"));

@@ -2,12 +2,15 @@
 // serving makes the same greedy tokens for the same requests, except the truncated prompts; host
 // and dry make the same allocations; at full scale on dry the story holds on a 24 GB card.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "harness/memory/alloc_rounding.hpp"
 #include "harness/memory/tags.hpp"
+#include "harness/runner/temp_directory.hpp"
 #include "harness/testing/run_scenario.hpp"
 #include "scenarios/serve7b/serve7b_knobs.hpp"
 #include "scenarios/serve7b/serve_run.hpp"
@@ -37,6 +40,32 @@ serve::ServeOutcome serve_on_host(const serve::ServePlan& plan, std::size_t budg
   config.budget = budget;
   Device device(DeviceKind::host, config);
   return serve::serve(plan, device, nullptr);
+}
+
+// --set model= takes a preset or a LLaMA-style config.json (or its folder; the record keeps
+// path#Architecture); a GPT-2 model, preset or file, is refused in one line.
+TEST(Serve7bKnobs, AModelIsAPresetOrALlamaStyleConfigJson) {
+  TempDirectory dir("oomlab-serve7b-test");
+  std::filesystem::create_directory(dir.path() + "/mistral");
+  std::ofstream(dir.path() + "/mistral/config.json")
+      << R"({"architectures": ["MistralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+             "vocab_size": 32000, "rope_theta": 10000.0, "tie_word_embeddings": false})";
+  std::ofstream(dir.path() + "/gpt2.json")
+      << R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_layer": 12, "n_head": 12,
+             "n_positions": 1024, "vocab_size": 50257})";
+  const Scenario* scenario = ScenarioRegistry::instance().find("serve7b");
+  ASSERT_NE(scenario, nullptr);
+  auto resolve = [&](const std::string& model) {
+    return resolve_knobs("serve7b", scenario->knobs(), scenario->variant_knobs("fixed-paged", Scale::full),
+                         {{"model", model}});
+  };
+  const KnobValues mistral = resolve(dir.path() + "/mistral");
+  EXPECT_NE(mistral.text("model").find("config.json#MistralForCausalLM"), std::string::npos) << mistral.text("model");
+  EXPECT_EQ(make_plan(mistral, 4).engine.config.kv_head_count(), 8);
+  EXPECT_EQ(make_plan(resolve("llama-3-8b"), 4).engine.config.kv_head_count(), 8);
+  EXPECT_THROW(resolve(dir.path() + "/gpt2.json"), std::invalid_argument);
+  EXPECT_THROW(resolve("gpt2-124m"), std::invalid_argument);
 }
 
 TEST(Serve7bOnHost, EveryWayOfServingMakesTheSameTokens) {
