@@ -7,6 +7,7 @@
 #include "harness/memory/alloc_rounding.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/replay/allocation_sites_frames.hpp"
+#include "harness/replay/replay_pools.hpp"
 #include "harness/replay/replay_settings.hpp"
 #include "harness/replay/trace_bytes.hpp"
 
@@ -165,7 +166,7 @@ bool Extrapolation::estimated() const {
 }
 
 bool Extrapolation::exact() const {
-  return unfitted.empty() && workspaces == 0 &&
+  return !private_pools && unfitted.empty() && workspaces == 0 &&
          std::all_of(extra_requests.begin(), extra_requests.end(), [](std::size_t n) { return n == 0; });
 }
 
@@ -189,6 +190,11 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
     if (model.traces[t].knob > model.traces[model.reference].knob) model.reference = t;
   }
   const ProgramTrace& ref = model.traces[model.reference];
+  model.private_pools = replay::trace_segments(ref.events, ref.snapshot).has_private_pools;
+  if (model.private_pools) {
+    model.notes.push_back("the recordings use private pools (CUDA graphs or torch.cuda.MemPool); the prediction "
+                          "replays every block in the default pool, so its peaks are an estimate, not exact");
+  }
   std::vector<Pairing> pairings(model.traces.size());
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
     if (t != model.reference) pairings[t] = pair(ref, model.traces[t]);

@@ -83,10 +83,13 @@ struct Extrapolation {
   // partners of those).
   std::vector<std::uint64_t> left_out_live_bytes;
   std::vector<std::string> notes;
+  // The reference recording put blocks in private pools (a CUDA graph's, a torch.cuda.MemPool's):
+  // the synthesised trace carries no pools, so its replay is the default pool's, an estimate.
+  bool private_pools = false;
 
   const ProgramTrace& reference_trace() const { return traces[reference]; }
   std::int64_t reference_knob() const { return traces[reference].knob; }
-  // Every request aligned and fitted: the trace at any knob value is exact.
+  // Every request aligned and fitted, and no private pools: the trace at any knob value is exact.
   bool exact() const;
   // Some request is in the trace at an estimated size: the peaks are estimates too.
   bool estimated() const;

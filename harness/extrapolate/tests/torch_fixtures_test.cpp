@@ -39,6 +39,21 @@ TEST_P(TorchFixture, ExtrapolatedToItselfGivesPyTorchsPeaks) {
   EXPECT_EQ(prediction.result.peak_reserved, peaks["peak_reserved"].get<std::uint64_t>());
 }
 
+// A compiled program's CUDA graphs put blocks in private pools, which the synthesised trace does not
+// carry: the prediction must say it is an estimate rather than claim PyTorch's peaks.
+TEST(TorchFixtureWithPools, IsAnEstimateNotExact) {
+  if (!replay::snapshot_gzip_supported()) GTEST_SKIP() << "this build reads no gzip";
+  const std::string path = kFixtures + "compile_cuda_graphs" + kTag + ".pickle.gz";
+  std::vector<ProgramTrace> traces;
+  traces.push_back(program_trace("a", 1, replay::load_snapshot(path), -1));
+  traces.push_back(program_trace("b", 2, replay::load_snapshot(path), -1));
+  const Extrapolation model = extrapolation({"batch", {1, 2}}, std::move(traces), FitMode::automatic);
+  EXPECT_TRUE(model.private_pools);
+  EXPECT_FALSE(model.exact());
+  ASSERT_FALSE(model.notes.empty());
+  EXPECT_NE(model.notes.back().find("private pools"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Torch211, TorchFixture,
                          ::testing::Values("lora_hf", "record_stream", "generate_growing_cache"));
 
