@@ -78,6 +78,7 @@ Extrapolation load(const ExtrapolateCliOptions& options) {
 
 std::string kind_of(const Extrapolation& model, const Prediction& prediction) {
   if (model.estimated()) return "an estimate (some sizes fit no polynomial: listed below)";
+  if (model.private_pools) return "an estimate (private pools replayed as the default pool: see the note)";
   return prediction.exact() && model.exact() ? "exact" : "exact without the left-out requests, and a bound with them";
 }
 
@@ -178,7 +179,7 @@ std::string notes_text(const Extrapolation& model, const Prediction* p) {
 Json prediction_json(const Extrapolation& model, const Prediction& p) {
   Json json;
   json["at"] = p.at;
-  json["kind"] = model.estimated() ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
+  json["kind"] = model.estimated() || model.private_pools ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
   json["settings"] = p.setup.config.to_string();
   json["budget"] = {{"bytes", p.setup.config.budget}, {"text", p.setup.budget_text}};
   json["outcome"] = p.result.fits() ? "ok" : "oom";
