@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/device/device.hpp"
@@ -85,6 +86,37 @@ class Scenario {
   // For run(): the run's knob values: the context's (the runner's, --set applied), or the
   // variant's own when the context has none (a scenario run directly, as tests do).
   KnobValues knobs_of(const std::string& variant, const RunContext& context) const;
+};
+
+// Values per scale, as a scenario declares them.
+template <class T>
+struct PerScale {
+  T tiny, small, full;
+  const T& at(Scale scale) const { return scale == Scale::tiny ? tiny : scale == Scale::small ? small : full; }
+};
+
+// A scenario declared as data, as nvbench declares a benchmark and its axes: what `oomlab list`,
+// the suite, bisect and advise read without running it. Knobs, hooks and the run stay code.
+struct ScenarioSpec {
+  std::string name;
+  std::string summary;  // one line for `oomlab list`
+  std::vector<VariantSpec> variants;
+  PerScale<std::string> budget;  // the size or GPU profile at which the story is told
+  PerScale<int> steps;           // the default number of steps
+};
+
+// The Scenario whose name, summary, variants, budgets and steps are its spec's.
+class DeclaredScenario : public Scenario {
+ public:
+  explicit DeclaredScenario(ScenarioSpec spec) : spec_(std::move(spec)) {}
+  std::string name() const final { return spec_.name; }
+  std::string summary() const final { return spec_.summary; }
+  std::vector<VariantSpec> variants() const final { return spec_.variants; }
+  std::string budget(Scale scale) const final { return spec_.budget.at(scale); }
+  int default_steps(Scale scale) const final { return spec_.steps.at(scale); }
+
+ private:
+  ScenarioSpec spec_;
 };
 
 class ScenarioRegistry {

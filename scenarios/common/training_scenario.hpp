@@ -10,8 +10,9 @@
 
 namespace oomlab::scenarios {
 
-class TrainingScenario : public Scenario {
+class TrainingScenario : public DeclaredScenario {
  public:
+  using DeclaredScenario::DeclaredScenario;
   std::vector<KnobSpec> knobs() const final;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const final;
   void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const final;

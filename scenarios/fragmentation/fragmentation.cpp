@@ -45,33 +45,25 @@ FragmentationPlan fragmentation_plan(Scale scale, int steps) {
   return plan;
 }
 
-std::string FragmentationScenario::summary() const {
-  return "OOM with free memory: kept tensors pin a big cached segment; one large request fails";
-}
-
-std::vector<VariantSpec> FragmentationScenario::variants() const {
-  return {
-      {kBroken, "default allocator settings: the checkpoint buffer finds no free block", Expect::oom},
-      {kFixedMaxSplit, "max_split_size_mb: big cached blocks are never split by small requests", Expect::ok},
-      {kFixedExpandable, "expandable_segments: freed space grows into one mapped range", Expect::ok},
-      {kFixedEmptyCache, "empty_cache() after evaluation: training starts from fresh segments", Expect::ok},
-      // The debugging tip PYTORCH_NO_CUDA_MEMORY_CACHING=1: no cache, so nothing to fragment
-      // (reserved == allocated at every moment) and the checkpoint fits next to the 8 % kept;
-      // a debugging mode, not a fix: every tensor costs a cudaMalloc and a cudaFree on cuda.
-      {kDebugNoCaching, "caching:false (PYTORCH_NO_CUDA_MEMORY_CACHING): every tensor its own segment; fits, reserved = allocated, slower on cuda", Expect::ok},
-  };
-}
-
-std::string FragmentationScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "1GiB";
-    case Scale::small: return "4GiB";
-    case Scale::full: return "rtx3060-12g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int FragmentationScenario::default_steps(Scale) const { return 8; }
+FragmentationScenario::FragmentationScenario()
+    : DeclaredScenario(
+          {"fragmentation",
+           "OOM with free memory: kept tensors pin a big cached segment; one large request fails",
+           {
+               {kBroken, "default allocator settings: the checkpoint buffer finds no free block", Expect::oom},
+               {kFixedMaxSplit, "max_split_size_mb: big cached blocks are never split by small requests", Expect::ok},
+               {kFixedExpandable, "expandable_segments: freed space grows into one mapped range", Expect::ok},
+               {kFixedEmptyCache, "empty_cache() after evaluation: training starts from fresh segments", Expect::ok},
+               // The debugging tip PYTORCH_NO_CUDA_MEMORY_CACHING=1: no cache, so nothing to fragment
+               // (reserved == allocated at every moment) and the checkpoint fits next to the 8 % kept;
+               // a debugging mode, not a fix: every tensor costs a cudaMalloc and a cudaFree on cuda.
+               {kDebugNoCaching,
+                "caching:false (PYTORCH_NO_CUDA_MEMORY_CACHING): every tensor its own segment; fits, reserved = "
+                "allocated, slower on cuda",
+                Expect::ok},
+           },
+           {"1GiB", "4GiB", "rtx3060-12g"},
+           {8, 8, 8}}) {}
 
 void FragmentationScenario::configure(const std::string& variant, Scale scale,
                                       memory::AllocatorConfig& config) const {

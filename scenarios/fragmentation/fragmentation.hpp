@@ -25,13 +25,9 @@ struct FragmentationPlan {
 
 FragmentationPlan fragmentation_plan(Scale scale, int steps);
 
-class FragmentationScenario final : public Scenario {
+class FragmentationScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "fragmentation"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  FragmentationScenario();
   void configure(const std::string& variant, Scale scale,
                  memory::AllocatorConfig& config) const override;
   void run(const std::string& variant, RunContext& context) const override;

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-
 namespace oomlab::scenarios {
 namespace {
 
@@ -80,33 +79,22 @@ TrainingPlan gpt_train_plan(const std::string& variant, Scale scale) {
   return plan;
 }
 
-std::string GptTrainScenario::summary() const {
-  return "GPT-2 124M training at batch 32: f32 activations overflow a 24 GiB card; the remedy ladder";
-}
-
-std::vector<VariantSpec> GptTrainScenario::variants() const {
-  return {
-      {kBroken, "f32, batch 32, naive attention: activations exceed the card", Expect::oom},
-      {kHalfBatch, "f32 at batch 16: half the activations", Expect::ok},
-      {kBf16, "bf16 mixed precision (f32 master weights), fused attention", Expect::ok},
-      {kFp16LossScaling, "f16 with dynamic loss scaling; one injected overflow is skipped", Expect::ok},
-      {kGradAccum, "f32, 4 micro-batches of 8 accumulate into one step of 32", Expect::ok},
-      {kCheckpointing, "f32 batch 32, each block's activations recomputed in backward", Expect::ok},
-      {kCpuOffload, "bf16 with AdamW master weights and moments in pinned host memory", Expect::ok},
-  };
-}
-
-std::string GptTrainScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "43MiB";
-    case Scale::small: return "768MiB";
-    case Scale::full: return "rtx4090";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
 // Two steps at least: the f16 variant injects its overflow in step 1. Host kernels are slow.
-int GptTrainScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 3; }
+GptTrainScenario::GptTrainScenario()
+    : TrainingScenario(
+          {"gpt_train",
+           "GPT-2 124M training at batch 32: f32 activations overflow a 24 GiB card; the remedy ladder",
+           {
+               {kBroken, "f32, batch 32, naive attention: activations exceed the card", Expect::oom},
+               {kHalfBatch, "f32 at batch 16: half the activations", Expect::ok},
+               {kBf16, "bf16 mixed precision (f32 master weights), fused attention", Expect::ok},
+               {kFp16LossScaling, "f16 with dynamic loss scaling; one injected overflow is skipped", Expect::ok},
+               {kGradAccum, "f32, 4 micro-batches of 8 accumulate into one step of 32", Expect::ok},
+               {kCheckpointing, "f32 batch 32, each block's activations recomputed in backward", Expect::ok},
+               {kCpuOffload, "bf16 with AdamW master weights and moments in pinned host memory", Expect::ok},
+           },
+           {"43MiB", "768MiB", "rtx4090"},
+           {2, 3, 3}}) {}
 
 OOMLAB_REGISTER_SCENARIO(GptTrainScenario);
 

@@ -16,11 +16,7 @@ TrainingPlan gpt_train_plan(const std::string& variant, Scale scale);
 
 class GptTrainScenario final : public TrainingScenario {
  public:
-  std::string name() const override { return "gpt_train"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  GptTrainScenario();
 
  protected:
   TrainingPlan plan(const std::string& variant, Scale scale) const override { return gpt_train_plan(variant, scale); }

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-
 namespace oomlab::scenarios {
 namespace {
 
@@ -41,27 +40,16 @@ TrainingPlan long_context_plan(const std::string& variant, Scale scale) {
   return plan;
 }
 
-std::string LongContextScenario::summary() const {
-  return "GPT-2 124M at T=4096: naive attention's T x T scores fill an A100-40GB; fused attention fits";
-}
-
-std::vector<VariantSpec> LongContextScenario::variants() const {
-  return {
-      {kBroken, "naive attention: (B, H, T, T) f32 probabilities kept for every layer", Expect::oom},
-      {kFixed, "fused flash-style attention: output and logsumexp only, linear in T", Expect::ok},
-  };
-}
-
-std::string LongContextScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "50MiB";
-    case Scale::small: return "1GiB";
-    case Scale::full: return "a100-40g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int LongContextScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 3; }
+LongContextScenario::LongContextScenario()
+    : TrainingScenario(
+          {"long_context",
+           "GPT-2 124M at T=4096: naive attention's T x T scores fill an A100-40GB; fused attention fits",
+           {
+               {kBroken, "naive attention: (B, H, T, T) f32 probabilities kept for every layer", Expect::oom},
+               {kFixed, "fused flash-style attention: output and logsumexp only, linear in T", Expect::ok},
+           },
+           {"50MiB", "1GiB", "a100-40g"},
+           {2, 3, 3}}) {}
 
 OOMLAB_REGISTER_SCENARIO(LongContextScenario);
 

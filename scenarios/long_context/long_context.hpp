@@ -14,11 +14,7 @@ TrainingPlan long_context_plan(const std::string& variant, Scale scale);
 
 class LongContextScenario final : public TrainingScenario {
  public:
-  std::string name() const override { return "long_context"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  LongContextScenario();
 
  protected:
   TrainingPlan plan(const std::string& variant, Scale scale) const override { return long_context_plan(variant, scale); }

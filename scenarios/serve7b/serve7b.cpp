@@ -12,41 +12,27 @@ namespace oomlab::scenarios {
 
 using namespace serve7b;
 
-std::string Serve7bScenario::summary() const {
-  return "LLaMA-7B serving on a 24 GB card: the KV cache fills it; paged blocks, continuous batching and int8 KV fit";
-}
-
-std::vector<VariantSpec> Serve7bScenario::variants() const {
-  return {
-      {kBrokenPadded, "static batch of 16, each request's cache reserved for the batch's longest prompt + output",
-       Expect::oom},
-      {kBrokenGrowing, "static batch of 5, each cache grown by concatenation every step: live bytes fit, the reserved do not",
-       Expect::oom},
-      {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
-      {kFixedHalf, "bf16 weights (model.half()), one request at a time", Expect::ok},
-      {kFixedShorter, "static batch of 16 with prompts cut to their last 512 tokens: fits, answers change", Expect::ok},
-      {kFixedPaged, "paged KV blocks, continuous batching, preemption instead of OOM", Expect::ok},
-      {kFixedKvInt8, "paged, the cache int8 with a scale per token and head: 32 users", Expect::ok},
-  };
-}
-
-std::string Serve7bScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "36MiB";  // 32 MiB of it the matmul workspace
-    case Scale::small: return "60MiB";
-    case Scale::full: return "rtx4090";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int Serve7bScenario::default_steps(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return 6;
-    case Scale::small: return 16;
-    case Scale::full: return 64;
-  }
-  return 1;
-}
+// Steps are requests served. The tiny budget: 32 MiB of it is the matmul workspace.
+Serve7bScenario::Serve7bScenario()
+    : DeclaredScenario(
+          {"serve7b",
+           "LLaMA-7B serving on a 24 GB card: the KV cache fills it; paged blocks, continuous batching and int8 KV fit",
+           {
+               {kBrokenPadded,
+                "static batch of 16, each request's cache reserved for the batch's longest prompt + output",
+                Expect::oom},
+               {kBrokenGrowing,
+                "static batch of 5, each cache grown by concatenation every step: live bytes fit, the reserved do not",
+                Expect::oom},
+               {kBrokenF32, "weights left in f32: 25 GiB before the first token", Expect::oom},
+               {kFixedHalf, "bf16 weights (model.half()), one request at a time", Expect::ok},
+               {kFixedShorter, "static batch of 16 with prompts cut to their last 512 tokens: fits, answers change",
+                Expect::ok},
+               {kFixedPaged, "paged KV blocks, continuous batching, preemption instead of OOM", Expect::ok},
+               {kFixedKvInt8, "paged, the cache int8 with a scale per token and head: 32 users", Expect::ok},
+           },
+           {"36MiB", "60MiB", "rtx4090"},
+           {6, 16, 64}}) {}
 
 std::vector<KnobSpec> Serve7bScenario::knobs() const { return knob_specs(); }
 

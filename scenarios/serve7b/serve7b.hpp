@@ -15,13 +15,9 @@
 
 namespace oomlab::scenarios {
 
-class Serve7bScenario final : public Scenario {
+class Serve7bScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "serve7b"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  Serve7bScenario();
   std::vector<KnobSpec> knobs() const override;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void check_knobs(const std::string& variant, Scale scale, const KnobValues& knobs) const override;

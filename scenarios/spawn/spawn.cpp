@@ -253,35 +253,18 @@ SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& 
   return m;
 }
 
-std::string SpawnScenario::summary() const {
-  return "data-loader workers that touch CUDA at start-up: one context per worker fills the card";
-}
-
-std::vector<VariantSpec> SpawnScenario::variants() const {
-  return {
-      {kBrokenSpawn, "re-executed workers create a CUDA context in start-up: +1 context per worker", Expect::oom},
-      {kBrokenFork, "workers fork()ed after CUDA init: their first CUDA call fails", Expect::error},
-      {kFixed, "worker check first in main(), CPU-only workers: one context for any N", Expect::ok},
-  };
-}
-
-std::string SpawnScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "1GiB";
-    case Scale::small: return "4GiB";
-    case Scale::full: return "rtx4060ti-8g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int SpawnScenario::default_steps(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return 12;
-    case Scale::small: return 24;
-    case Scale::full: return 16;
-  }
-  throw std::invalid_argument("unknown scale");
-}
+SpawnScenario::SpawnScenario()
+    : DeclaredScenario(
+          {"spawn",
+           "data-loader workers that touch CUDA at start-up: one context per worker fills the card",
+           {
+               {kBrokenSpawn, "re-executed workers create a CUDA context in start-up: +1 context per worker",
+                Expect::oom},
+               {kBrokenFork, "workers fork()ed after CUDA init: their first CUDA call fails", Expect::error},
+               {kFixed, "worker check first in main(), CPU-only workers: one context for any N", Expect::ok},
+           },
+           {"1GiB", "4GiB", "rtx4060ti-8g"},
+           {12, 24, 16}}) {}
 
 std::vector<KnobSpec> SpawnScenario::knobs() const {
   return {KnobSpec::integer("workers", "data-loader worker processes (num_workers)", 0, 64)};

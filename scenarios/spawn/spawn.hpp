@@ -69,13 +69,9 @@ struct SpawnMeasurements {
 // workers' contexts push the device past the budget, WorkerStartError when forked workers fail.
 SpawnMeasurements run_spawn_story(const SpawnStoryOptions& options, RunContext& context);
 
-class SpawnScenario final : public Scenario {
+class SpawnScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "spawn"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  SpawnScenario();
   std::vector<KnobSpec> knobs() const override;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;

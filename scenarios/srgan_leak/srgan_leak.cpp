@@ -246,34 +246,31 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
   record_metrics();
 }
 
-std::string SrganLeakScenario::summary() const {
-  return "SR-GAN keeps the discriminator's real features for epoch statistics: +feature bytes every step";
-}
+namespace {
 
-std::vector<VariantSpec> SrganLeakScenario::variants() const {
-  return {
-      {kBroken, "appends the real batch's feature maps (device tensors) to a list every iteration", Expect::oom},
-      {kFixed, "reduces each feature map to its mean at once and keeps host scalars", Expect::ok},
-      {kFixedBf16, "the fix in bf16 mixed precision (f32 master weights): half the activations, tensor cores",
-       Expect::ok},
-  };
-}
-
-std::string SrganLeakScenario::budget(Scale scale) const {
-  switch (scale) {
-    // Chosen so the broken run's peak passes the budget in the second epoch (step 15 on tiny,
-    // 16 on small, 14 on full) while fixed fits with room to spare (4 MiB, 366 MiB, 4.81 GiB).
-    case Scale::tiny: return "7MiB";
-    case Scale::small: return "850MiB";
-    case Scale::full: return "rtx3060-12g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int SrganLeakScenario::default_steps(Scale scale) const {
+// A story's steps: every iteration of its epochs.
+int srgan_leak_steps(Scale scale) {
   const SrganLeakPlan plan = srgan_leak_plan(scale);
   return plan.iterations_per_epoch * plan.epochs;
 }
+
+}  // namespace
+
+// The budgets: the broken run's peak passes them in the second epoch (step 15 on tiny, 16 on
+// small, 14 on full) while fixed fits with room to spare (4 MiB, 366 MiB, 4.81 GiB).
+SrganLeakScenario::SrganLeakScenario()
+    : DeclaredScenario(
+          {"srgan_leak",
+           "SR-GAN keeps the discriminator's real features for epoch statistics: +feature bytes every step",
+           {
+               {kBroken, "appends the real batch's feature maps (device tensors) to a list every iteration",
+                Expect::oom},
+               {kFixed, "reduces each feature map to its mean at once and keeps host scalars", Expect::ok},
+               {kFixedBf16, "the fix in bf16 mixed precision (f32 master weights): half the activations, tensor cores",
+                Expect::ok},
+           },
+           {"7MiB", "850MiB", "rtx3060-12g"},
+           {srgan_leak_steps(Scale::tiny), srgan_leak_steps(Scale::small), srgan_leak_steps(Scale::full)}}) {}
 
 void SrganLeakScenario::run(const std::string& variant, RunContext& context) const {
   train_srgan_leak(variant, context, nullptr, knobs_of(variant, context));

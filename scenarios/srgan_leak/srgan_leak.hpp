@@ -45,13 +45,9 @@ struct SrganLeakHistory {
 void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeakHistory* history = nullptr,
                       const KnobValues& knobs = {});
 
-class SrganLeakScenario final : public Scenario {
+class SrganLeakScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "srgan_leak"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  SrganLeakScenario();
   std::vector<KnobSpec> knobs() const override;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;

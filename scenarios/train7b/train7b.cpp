@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-
 namespace oomlab::scenarios {
 namespace {
 
@@ -62,42 +61,36 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale) {
   return plan;
 }
 
-std::string Train7bScenario::summary() const {
-  return "LLaMA 7B training: 16 bytes/param of weights, grads and AdamW (f32 or bf16-mixed) overflow an "
-         "H100 80GB; 8-bit moments fit it, the optimizer in host memory an A100 40GB, LoRA an RTX 4090 "
-         "and LoRA on an int8 base an RTX 3060 12GB";
-}
-
-std::vector<VariantSpec> Train7bScenario::variants() const {
-  return {
-      {kBroken, "f32 weights, grads and AdamW moments: 16 bytes per parameter", Expect::oom},
-      {kBf16Mixed, "bf16 weights and grads, f32 master and moments: still 16 bytes per parameter", Expect::oom},
-      {kAdam8Bit, "bf16 weights and grads, f32 master, 8-bit block-wise AdamW moments: 10 bytes per parameter",
-       Expect::ok},
-      {kOffload, "bf16 weights and grads on the GPU, f32 master and moments in host memory: 4 bytes per parameter",
-       Expect::ok},
-      {kLora, "frozen bf16 base, rank-16 LoRA adapters on all seven projections (f32 AdamW on 40M adapter "
-              "weights only): 2 bytes per parameter",
-       Expect::ok},
-      {kInt8Lora, "frozen base with int8 projections (per-row absmax, dequantised at each use) plus LoRA: "
-                  "about 1 byte per parameter",
-       Expect::ok},
-      {kSharded, "bf16-mixed sharded over 2 GPUs (ZeRO-3 / FSDP; knob gpus=N): weights, grads and AdamW state "
-                 "16/N bytes per parameter per GPU, each layer gathered whole only while it runs",
-       Expect::ok},
-  };
-}
-
-std::string Train7bScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "36.5MiB";
-    case Scale::small: return "140MiB";
-    case Scale::full: return "h100-80g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int Train7bScenario::default_steps(Scale scale) const { return scale == Scale::full ? 2 : 3; }
+Train7bScenario::Train7bScenario()
+    : TrainingScenario(
+          {"train7b",
+           "LLaMA 7B training: 16 bytes/param of weights, grads and AdamW (f32 or bf16-mixed) overflow an "
+           "H100 80GB; 8-bit moments fit it, the optimizer in host memory an A100 40GB, LoRA an RTX 4090 "
+           "and LoRA on an int8 base an RTX 3060 12GB",
+           {
+               {kBroken, "f32 weights, grads and AdamW moments: 16 bytes per parameter", Expect::oom},
+               {kBf16Mixed, "bf16 weights and grads, f32 master and moments: still 16 bytes per parameter",
+                Expect::oom},
+               {kAdam8Bit, "bf16 weights and grads, f32 master, 8-bit block-wise AdamW moments: 10 bytes per parameter",
+                Expect::ok},
+               {kOffload,
+                "bf16 weights and grads on the GPU, f32 master and moments in host memory: 4 bytes per parameter",
+                Expect::ok},
+               {kLora,
+                "frozen bf16 base, rank-16 LoRA adapters on all seven projections (f32 AdamW on 40M adapter "
+                "weights only): 2 bytes per parameter",
+                Expect::ok},
+               {kInt8Lora,
+                "frozen base with int8 projections (per-row absmax, dequantised at each use) plus LoRA: "
+                "about 1 byte per parameter",
+                Expect::ok},
+               {kSharded,
+                "bf16-mixed sharded over 2 GPUs (ZeRO-3 / FSDP; knob gpus=N): weights, grads and AdamW state "
+                "16/N bytes per parameter per GPU, each layer gathered whole only while it runs",
+                Expect::ok},
+           },
+           {"36.5MiB", "140MiB", "h100-80g"},
+           {3, 3, 2}}) {}
 
 OOMLAB_REGISTER_SCENARIO(Train7bScenario);
 

@@ -22,11 +22,7 @@ TrainingPlan train7b_plan(const std::string& variant, Scale scale);
 
 class Train7bScenario final : public TrainingScenario {
  public:
-  std::string name() const override { return "train7b"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  Train7bScenario();
 
  protected:
   TrainingPlan plan(const std::string& variant, Scale scale) const override { return train7b_plan(variant, scale); }

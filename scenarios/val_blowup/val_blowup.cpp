@@ -165,26 +165,18 @@ ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context, 
   return result;
 }
 
-std::string ValBlowupScenario::summary() const {
-  return "SR-GAN: training fits, validation at 4x the batch keeps the graph and runs out of memory";
-}
-
-std::vector<VariantSpec> ValBlowupScenario::variants() const {
-  return {
-      {kBroken, "validation runs the training forward: every activation kept at 4x the batch", Expect::oom},
-      {kFixedInference, "validation runs the inference forward: each activation freed once consumed", Expect::ok},
-      {kFixedChunked, "validation runs the training forward on chunks of the training batch", Expect::ok},
-  };
-}
-
-std::string ValBlowupScenario::budget(Scale scale) const {
-  switch (scale) {
-    case Scale::tiny: return "42MiB";
-    case Scale::small: return "640MiB";
-    case Scale::full: return "rtx3060-12g";
-  }
-  throw std::invalid_argument("unknown scale");
-}
+ValBlowupScenario::ValBlowupScenario()
+    : DeclaredScenario(
+          {"val_blowup",
+           "SR-GAN: training fits, validation at 4x the batch keeps the graph and runs out of memory",
+           {
+               {kBroken, "validation runs the training forward: every activation kept at 4x the batch", Expect::oom},
+               {kFixedInference, "validation runs the inference forward: each activation freed once consumed",
+                Expect::ok},
+               {kFixedChunked, "validation runs the training forward on chunks of the training batch", Expect::ok},
+           },
+           {"42MiB", "640MiB", "rtx3060-12g"},
+           {2, 4, 4}}) {}
 
 void ValBlowupScenario::configure(const std::string&, Scale scale, memory::AllocatorConfig& config) const {
   // At tiny scale the largest maps (12.5 MiB) are no bigger than the allocator's 20 MiB segment
@@ -194,8 +186,6 @@ void ValBlowupScenario::configure(const std::string&, Scale scale, memory::Alloc
   // segments of the larger scales' maps (64 MiB to 4 GiB) do with the defaults.
   if (scale == Scale::tiny) config.caching = false;
 }
-
-int ValBlowupScenario::default_steps(Scale scale) const { return scale == Scale::tiny ? 2 : 4; }
 
 void ValBlowupScenario::run(const std::string& variant, RunContext& context) const {
   run_val_blowup(variant, context, knobs_of(variant, context));

@@ -47,15 +47,11 @@ struct ValBlowupResult {
 // `knobs` default to the variant's own values.
 ValBlowupResult run_val_blowup(const std::string& variant, RunContext& context, const KnobValues& knobs = {});
 
-class ValBlowupScenario final : public Scenario {
+class ValBlowupScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "val_blowup"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
+  ValBlowupScenario();
   void configure(const std::string& variant, Scale scale,
                  memory::AllocatorConfig& config) const override;
-  int default_steps(Scale scale) const override;
   std::vector<KnobSpec> knobs() const override;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   void run(const std::string& variant, RunContext& context) const override;

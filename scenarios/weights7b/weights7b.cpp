@@ -42,32 +42,21 @@ Weights7bPlan weights7b_plan(Scale scale) {
   throw std::invalid_argument("unknown scale");
 }
 
-std::string Weights7bScenario::summary() const {
-  return "7B checkpoint load: whole-file f32 upload + cast (6 B/param) vs streamed bf16/int8";
-}
-
-std::vector<VariantSpec> Weights7bScenario::variants() const {
-  return {
-      {kBroken, "whole file into host memory, uploaded at once, cast to bf16 on the device", Expect::oom},
-      {kFixed, "stream the file through a pinned double-buffered ring, cast chunk by chunk", Expect::ok},
-      {kFixedInt8, "stream the file, quantise rows to int8 absmax on the fly", Expect::ok},
-      {kFixedBf16File, "stream a bf16 file straight into the weights (no device staging)", Expect::ok},
-  };
-}
-
-std::string Weights7bScenario::budget(Scale scale) const {
-  switch (scale) {
-    // tiny/small: like the 24 GiB card at full scale, above the fixed load (2 B/param + ring)
-    // and below the broken load's first request (the 4 B/param f32 upload), segment rounding
-    // included.
-    case Scale::tiny: return "10MiB";
-    case Scale::small: return "384MiB";
-    case Scale::full: return "rtx4090";
-  }
-  throw std::invalid_argument("unknown scale");
-}
-
-int Weights7bScenario::default_steps(Scale) const { return 1; }  // one load
+// Steps: one load. tiny/small budgets: like the 24 GiB card at full scale, above the fixed load
+// (2 B/param + ring) and below the broken load's first request (the 4 B/param f32 upload),
+// segment rounding included.
+Weights7bScenario::Weights7bScenario()
+    : DeclaredScenario(
+          {"weights7b",
+           "7B checkpoint load: whole-file f32 upload + cast (6 B/param) vs streamed bf16/int8",
+           {
+               {kBroken, "whole file into host memory, uploaded at once, cast to bf16 on the device", Expect::oom},
+               {kFixed, "stream the file through a pinned double-buffered ring, cast chunk by chunk", Expect::ok},
+               {kFixedInt8, "stream the file, quantise rows to int8 absmax on the fly", Expect::ok},
+               {kFixedBf16File, "stream a bf16 file straight into the weights (no device staging)", Expect::ok},
+           },
+           {"10MiB", "384MiB", "rtx4090"},
+           {1, 1, 1}}) {}
 
 std::vector<KnobSpec> Weights7bScenario::knobs() const { return weights7b_knob_specs(); }
 

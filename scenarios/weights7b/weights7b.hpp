@@ -30,13 +30,9 @@ struct Weights7bPlan {
 // The scale's defaults, for an f32 file.
 Weights7bPlan weights7b_plan(Scale scale);
 
-class Weights7bScenario final : public Scenario {
+class Weights7bScenario final : public DeclaredScenario {
  public:
-  std::string name() const override { return "weights7b"; }
-  std::string summary() const override;
-  std::vector<VariantSpec> variants() const override;
-  std::string budget(Scale scale) const override;
-  int default_steps(Scale scale) const override;
+  Weights7bScenario();
   std::vector<KnobSpec> knobs() const override;
   std::map<std::string, std::string> variant_knobs(const std::string& variant, Scale scale) const override;
   // Refuses meaningless combinations (weights7b_knobs.hpp) and, because only here are the model

@@ -49,7 +49,9 @@ TEST_P(FragmentationStory, DebugNoCachingFitsWithReservedEqualToAllocatedThrough
   EXPECT_EQ(outcome.stats.reserved.peak, outcome.stats.allocated.peak);
   EXPECT_EQ(outcome.stats.reserved.current, outcome.stats.allocated.current);
   for (const memory::TraceEvent& event : outcome.events) {
-    if (event.kind == memory::EventKind::alloc) EXPECT_EQ(event.reserved_after, event.allocated_after);
+    if (event.kind == memory::EventKind::alloc) {
+      EXPECT_EQ(event.reserved_after, event.allocated_after);
+    }
   }
 }
 
