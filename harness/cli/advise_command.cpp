@@ -4,9 +4,11 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/advise/advise.hpp"
@@ -17,6 +19,11 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct AdviseCliOptions : QuestionOptions {
+  bool confirm = false;     // run each fitting candidate on the GPU for its throughput
+  std::string results_dir;  // committed records for costs (default: results/<this GPU>)
+};
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -161,6 +168,21 @@ int advise_command(const AdviseCliOptions& options) {
   }
   if (advice.stop_at_diagnosis) return 1;  // a leak or memory outside the allocator: no fix here
   return advice.best || advice.as_given.outcome.status == OutcomeStatus::ok ? 0 : 1;
+}
+
+Command add_advise_command(CLI::App& app) {
+  auto options = std::make_shared<AdviseCliOptions>();
+  CLI::App* advise = app.add_subcommand(
+      "advise", "Walk the decision tree on a failing run: each remedy (allocator settings, the "
+                "scenario's fixes, bf16, fused attention, checkpointing, accumulation, offload, a "
+                "smaller batch) run on dry; prints each one's need, fit and cost and the cheapest "
+                "fix that fits. Exit 0 with a fix, 1 when none fits, 2 on bad input");
+  add_question_options(*advise, *options);
+  advise->add_flag("--confirm", options->confirm,
+                   "Run each fitting candidate on the GPU and rank them by measured throughput");
+  advise->add_option("--results", options->results_dir,
+                     "Committed run records to take costs from (default: results/<this GPU> if present)");
+  return {advise, [options] { return advise_command(*options); }, [] { return true; }};
 }
 
 }  // namespace oomlab::cli

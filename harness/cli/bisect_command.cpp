@@ -2,8 +2,10 @@
 // that fits a budget; searched on dry, confirmed on the GPU (or host) when --device says so.
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/advise/bisect.hpp"
@@ -14,6 +16,10 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct BisectOptions : QuestionOptions {
+  std::string knob;  // empty: the smallest budget; else the largest value of this knob that fits
+};
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -132,6 +138,18 @@ int bisect_command(const BisectOptions& options) {
     if (!confirmation.empty()) std::printf("  %s\n", confirmation.c_str());
   }
   return found && confirmed ? 0 : 1;
+}
+
+Command add_bisect_command(CLI::App& app) {
+  auto options = std::make_shared<BisectOptions>();
+  CLI::App* bisect = app.add_subcommand(
+      "bisect", "The smallest budget a variant runs in (to 1 MiB), or with --knob the largest "
+                "batch/seq/... that fits the budget; searched on dry in well under a second. Exit 0 "
+                "with an answer, 1 when nothing fits or the confirmation fails, 2 on bad input");
+  add_question_options(*bisect, *options);
+  bisect->add_option("--knob", options->knob,
+                     "Search this whole-number knob (batch, seq, micro_batches, ...) instead of the budget");
+  return {bisect, [options] { return bisect_command(*options); }, [] { return true; }};
 }
 
 }  // namespace oomlab::cli

@@ -1,8 +1,14 @@
-// The oomlab subcommands behind main.cpp's argument parsing.
+// The oomlab subcommands: main.cpp parses the command line and runs the one given.
 #pragma once
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace oomlab::cli {
 
@@ -12,45 +18,27 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct ListOptions {
-  std::string scenario;  // empty: every scenario
-  std::string scale = "full";
-  bool models = false;   // the model presets instead (--models)
+// Each command is a subcommand on the app with its options bound to values it keeps; main runs the
+// one parsing chose. add_*_command (in <name>_command.cpp) declares the options and the run.
+struct Command {
+  CLI::App* subcommand = nullptr;
+  // The command, with its options parsed: the process exit code; bad input throws UsageError.
+  std::function<int()> run;
+  // Whether this run starts variants in child processes, each needing a private temp folder for its
+  // record (main checks for one before anything runs).
+  std::function<bool()> runs_children = [] { return false; };
 };
+Command add_list_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_suite_command(CLI::App& app);
+Command add_bisect_command(CLI::App& app);
+Command add_advise_command(CLI::App& app);
+Command add_doctor_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+Command add_replay_command(CLI::App& app);
+Command add_extrapolate_command(CLI::App& app);
 
-struct RunOptions {
-  std::string scenario;
-  std::string variant = "all";
-  std::string device;  // empty: cuda when a GPU exists, else host
-  std::string scale = "tiny";
-  std::string budget;  // empty: the scenario's budget at the scale
-  int steps = 0;
-  bool steps_given = false;
-  std::string out_path;
-  std::string trace_path;
-  std::string alloc_conf;
-  std::vector<std::string> set;  // --set name=value[,name=value] (repeatable)
-  bool in_process = false;  // debugging: no child process (a crash then ends oomlab)
-  double timeout_seconds = 0;  // per variant; 0: no limit
-  bool profile = false;        // time the profiled ranges and print them per variant
-  bool no_oom_dump = false;    // compare and report: no OOM dump beside --out
-};
-
-struct SuiteOptions {
-  std::string device;  // empty: the default plan (see suite_command.cpp)
-  std::string scale;   // empty: the plan's scale per device
-  std::string out_dir = "results/latest";
-  double timeout_seconds = 1800;  // per variant: a hung variant must not hold up the suite
-  bool update_baselines = false;  // compare and report: rewrite $OOMLAB_BASELINES/<device>-<scale>
-  bool no_oom_dump = false;       // compare and report: no <record>.oom.json on an OOM
-};
-
-// Each returns the process exit code; bad input throws UsageError.
-int list_command(const ListOptions& options);
-int run_command(const RunOptions& options);
-int suite_command(const SuiteOptions& options);
-
-// --- the user's questions: bisect and advise (harness/advise) ---
 // What bisect and advise take from run's options: the run to ask about.
 struct QuestionOptions {
   std::string scenario;
@@ -64,78 +52,18 @@ struct QuestionOptions {
   std::string out_path;                // a record of the answer
   bool json = false;
 };
-struct BisectOptions : QuestionOptions {
-  std::string knob;  // empty: the smallest budget; else the largest value of this knob that fits
-};
-int bisect_command(const BisectOptions& options);
-struct AdviseCliOptions : QuestionOptions {
-  bool confirm = false;     // run each fitting candidate on the GPU for its throughput
-  std::string results_dir;  // committed records for costs (default: results/<this GPU>)
-};
-// Exit 0 when a fix fits (or the run fits as given), 1 when none does, 2 on bad input.
-int advise_command(const AdviseCliOptions& options);
-// --- end bisect and advise ---
-
-// --- doctor (doctor_command.cpp): this machine's side of an OOM; exit 1 if a check fails ---
-struct DoctorOptions {
-  bool json = false;  // the table's fields as JSON, for tools
-};
-int doctor_command(const DoctorOptions& options);
-// --- end doctor ---
-
-// --- compare and report (compare_command.cpp, report_command.cpp; harness/report) ---
-struct CompareOptions {
-  std::string a, b;              // result sets: record files, folders, baselines, benchmark JSON
-  std::string threshold = "2%";  // a relative change smaller than this is "same"
-  std::string metrics;           // comma-separated; empty: outcome, peak, throughput, all counters
-  bool json = false;             // the table's fields as JSON
-  bool all = false;              // also the rows that are the same
-};
-// Exit 1 on a regression beyond the threshold, else 0; bad input throws UsageError.
-int compare_command(const CompareOptions& options);
-struct ReportOptions {
-  std::string dir;          // a result set: a folder of records (or one file)
-  std::string output;       // the Markdown page; empty: DIR/report.md. Charts go in charts/ beside it
-  bool no_rerun = false;    // only traces found beside the records: no dry re-runs
-};
-int report_command(const ReportOptions& options);
-// --- end compare and report ---
-
-// --- replay (replay_command.cpp; harness/replay) ---
-struct ReplayCliOptions {
-  std::string snapshot;     // the file torch.cuda.memory._dump_snapshot wrote (.pickle, or gzipped)
-  std::string budget;       // empty: the tightest cap consistent with the trace
-  std::string alloc_conf;   // over the snapshot's own settings
-  std::string out_path;     // the run record
-  std::string trace_path;   // oomlab's allocator trace of the replay (Chrome/Perfetto JSON)
-  int device = -1;          // -1: the device that ran out of memory, else the busiest
-  bool what_if = false;     // replay under each remedy too
-  bool json = false;
-  std::string from, to;     // the window reported: entry:N or a time since the first entry (12.5s)
-};
-// Exit 0 when the replay makes PyTorch's decisions (its OOM included), 1 when it diverges, 2 on
-// bad input (a malformed or history-less snapshot, a bad option).
-int replay_command(const ReplayCliOptions& options);
-// --- end replay ---
-
-// --- extrapolate (extrapolate_command.cpp; harness/extrapolate) ---
-struct ExtrapolateCliOptions {
-  std::vector<std::string> snapshots;  // recorded at the --knob values, in order
-  std::string knob;                    // "batch=1,2,4"
-  std::string at;                      // the value to predict at; empty with --bisect
-  std::string fit = "auto";            // auto | affine | quadratic
-  bool bisect = false;                 // the largest value that fits --budget
-  std::string budget;                  // empty: unlimited
-  std::string alloc_conf;              // over the reference snapshot's settings
-  std::string out_path;                // the prediction's run record
-  int device = -1;                     // -1: the device with the most allocs
-  bool what_if = false;
-  bool json = false;
-};
-// Exit 0 with a prediction (whatever its outcome) or a bisect answer, 1 when nothing fits the
-// budget, 2 on bad input (a snapshot that cannot be read, recordings that do not align).
-int extrapolate_command(const ExtrapolateCliOptions& options);
-// --- end extrapolate ---
+// The question's options on `command` (bisect, advise): the same settings as `run`, searched on dry.
+void add_question_options(CLI::App& command, QuestionOptions& options);
+// The options several commands share, each declared once: its name and how its value is taken; the
+// command says in `description` what the value means to it.
+// --set NAME=VALUE[,NAME=VALUE], repeatable (run and the questions).
+void add_set_option(CLI::App& command, std::vector<std::string>& set, const std::string& description);
+// --budget: a size with its unit, a GPU profile or unlimited.
+CLI::Option* add_budget_option(CLI::App& command, std::string& budget, const std::string& description);
+// --alloc-conf: allocator settings over those the run would have had.
+void add_alloc_conf_option(CLI::App& command, std::string& alloc_conf, const std::string& description);
+// --json: the command's answer as JSON, for tools, instead of its table.
+void add_json_flag(CLI::App& command, bool& json, const std::string& description = "The same fields as JSON, for tools");
 
 }  // namespace oomlab::cli
 

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/user_text.hpp"
@@ -16,6 +19,14 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct CompareOptions {
+  std::string a, b;              // result sets: record files, folders, baselines, benchmark JSON
+  std::string threshold = "2%";  // a relative change smaller than this is "same"
+  std::string metrics;           // comma-separated; empty: outcome, peak, throughput, all counters
+  bool json = false;             // the table's fields as JSON
+  bool all = false;              // also the rows that are the same
+};
 
 namespace {
 
@@ -68,6 +79,26 @@ int compare_command(const CompareOptions& options) {
     std::fputs(report::comparison_text(comparison, {options.all, colour_wanted()}).c_str(), stdout);
   }
   return comparison.regression() ? 1 : 0;
+}
+
+Command add_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare two result sets (run records, suite folders, baselines or Google Benchmark "
+                 "JSON; across commits or GPUs): outcome, peaks and throughput per variant, each "
+                 "benchmark counter. Exit 0 if nothing got worse beyond the threshold (and the "
+                 "noise of the step times), 1 on a regression, 2 on bad input");
+  compare->add_option("A", options->a, "The reference: a file or folder")->required();
+  compare->add_option("B", options->b, "The one compared with it: a file or folder")->required();
+  compare->add_option("--threshold", options->threshold, "Relative change below which a row is the same (default 2%)");
+  compare->add_option("--metrics", options->metrics,
+                      "Comma-separated: outcome, peak, peak_allocated, peak_reserved, need, "
+                      "peak_device_used, throughput, tags, replay (two replays' largest site, "
+                      "iterations, leak, what-if fits), or benchmark counters (real_time, TFLOP/s, "
+                      "...). Default: outcome, peak, throughput, replay and every counter");
+  add_json_flag(*compare, options->json, "The same fields as JSON, every row");
+  compare->add_flag("--all", options->all, "Also print the rows that are the same");
+  return {compare, [options] { return compare_command(*options); }};
 }
 
 }  // namespace oomlab::cli

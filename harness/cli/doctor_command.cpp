@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
@@ -15,6 +17,10 @@
 #include "harness/doctor/gather.hpp"
 
 namespace oomlab::cli {
+
+struct DoctorOptions {
+  bool json = false;  // the table's fields as JSON, for tools
+};
 namespace {
 
 using doctor::Check;
@@ -77,6 +83,17 @@ int doctor_command(const DoctorOptions& options) {
     print_table(checks, summary);
   }
   return summary.exit_code;
+}
+
+Command add_doctor_command(CLI::App& app) {
+  auto options = std::make_shared<DoctorOptions>();
+  CLI::App* doctor = app.add_subcommand(
+      "doctor", "Check this machine for what makes runs fail: driver/runtime/toolkit, the GPU's "
+                "architecture vs this build, memory, other processes holding the GPU, context "
+                "size, MIG/ECC/persistence, allocator settings. Exit 0 if no check fails "
+                "(warnings allowed), 1 if one fails, 2 on bad usage");
+  add_json_flag(*doctor, options->json);
+  return {doctor, [options] { return doctor_command(*options); }};
 }
 
 }  // namespace oomlab::cli

@@ -3,12 +3,14 @@
 // (harness/extrapolate): aligned, fitted, synthesised and replayed as `oomlab replay` does. With
 // --bisect, the largest value that fits --budget. Prints and parses only.
 #include <cstdio>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.hpp"
@@ -24,6 +26,20 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct ExtrapolateCliOptions {
+  std::vector<std::string> snapshots;  // recorded at the --knob values, in order
+  std::string knob;                    // "batch=1,2,4"
+  std::string at;                      // the value to predict at; empty with --bisect
+  std::string fit = "auto";            // auto | affine | quadratic
+  bool bisect = false;                 // the largest value that fits --budget
+  std::string budget;                  // empty: unlimited
+  std::string alloc_conf;              // over the reference snapshot's settings
+  std::string out_path;                // the prediction's run record
+  int device = -1;                     // -1: the device with the most allocs
+  bool what_if = false;
+  bool json = false;
+};
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -310,6 +326,30 @@ int extrapolate_command(const ExtrapolateCliOptions& options) {
   } catch (const std::bad_alloc&) {
     throw UsageError("the snapshots need more memory than this machine has (std::bad_alloc); use a machine with more");
   }
+}
+
+Command add_extrapolate_command(CLI::App& app) {
+  auto options = std::make_shared<ExtrapolateCliOptions>();
+  CLI::App* extrapolate = app.add_subcommand(
+      "extrapolate", "Predict a PyTorch program's allocator peak at a batch (or sequence length) it never ran, from "
+                     "snapshots at two or three small ones: requests aligned by action and stack, each size fitted "
+                     "exactly, the trace at --at replayed as `replay` does; --bisect the largest value that fits "
+                     "--budget. Exit 0 with an answer, 1 when nothing fits, 2 on bad input or recordings that differ");
+  extrapolate->add_option("SNAPSHOTS", options->snapshots, "Two or more snapshots, one per --knob value")->required();
+  extrapolate->add_option("--knob", options->knob, "The knob and its value in each snapshot: batch=1,2,4")->required();
+  extrapolate->add_option("--at", options->at, "The value to predict at (e.g. 32)");
+  extrapolate->add_flag("--bisect", options->bisect, "The largest value whose replay fits --budget");
+  extrapolate->add_option("--fit", options->fit,
+                          "auto (affine; quadratic where a line fails and three snapshots allow), affine, quadratic");
+  add_budget_option(*extrapolate, options->budget,
+                    "A size with its unit or a GPU profile (rtx3060-12g); default unlimited");
+  add_alloc_conf_option(*extrapolate, options->alloc_conf,
+                        "Allocator settings over the snapshots' own (PYTORCH_CUDA_ALLOC_CONF syntax)");
+  extrapolate->add_option("--device", options->device, "The traced device (default: the busiest)");
+  extrapolate->add_option("--out", options->out_path, "Write the prediction's run record (JSON, for compare)");
+  extrapolate->add_flag("--what-if", options->what_if, "Also replay the prediction under each remedy");
+  add_json_flag(*extrapolate, options->json);
+  return {extrapolate, [options] { return extrapolate_command(*options); }};
 }
 
 }  // namespace oomlab::cli

@@ -3,8 +3,11 @@
 // oomlab list --models: the model presets (--set model=NAME) with parameters and weight bytes.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/budget.hpp"
@@ -14,6 +17,12 @@
 #include "harness/runner/scenario.hpp"
 
 namespace oomlab::cli {
+
+struct ListOptions {
+  std::string scenario;  // empty: every scenario
+  std::string scale = "full";
+  bool models = false;   // the model presets instead (--models)
+};
 
 namespace {
 
@@ -149,6 +158,18 @@ int list_command(const ListOptions& options) {
     std::printf("\n");
   }
   return 0;
+}
+
+Command add_list_command(CLI::App& app) {
+  auto options = std::make_shared<ListOptions>();
+  CLI::App* list = app.add_subcommand(
+      "list", "List scenarios, variants, budgets and expected outcomes; with a scenario, its knobs "
+              "and each variant's values");
+  list->add_option("scenario", options->scenario, "Show this scenario's knobs");
+  list->add_option("--scale", options->scale, "The scale whose knob values to show (default: full)");
+  list->add_flag("--models", options->models,
+                 "The model presets --set model= takes, with parameters and weight bytes per dtype");
+  return {list, [options] { return list_command(*options); }};
 }
 
 }  // namespace oomlab::cli

@@ -1,13 +1,46 @@
-// Option values shared by run and suite.
+// Options shared by several commands: their declarations and their values.
 #include "harness/cli/commands.hpp"
 
 #include <cmath>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/device/cuda_archs.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/temp_directory.hpp"
 
 namespace oomlab::cli {
+
+void add_set_option(CLI::App& command, std::vector<std::string>& set, const std::string& description) {
+  command.add_option("--set", set, description)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+CLI::Option* add_budget_option(CLI::App& command, std::string& budget, const std::string& description) {
+  return command.add_option("--budget", budget, description);
+}
+
+void add_alloc_conf_option(CLI::App& command, std::string& alloc_conf, const std::string& description) {
+  command.add_option("--alloc-conf", alloc_conf, description);
+}
+
+void add_json_flag(CLI::App& command, bool& json, const std::string& description) {
+  command.add_flag("--json", json, description);
+}
+
+void add_question_options(CLI::App& command, QuestionOptions& options) {
+  command.add_option("scenario", options.scenario, "Scenario name (see `oomlab list`)")->required();
+  command.add_option("--variant", options.variant, "Variant (default: the scenario's first that runs out of memory)");
+  command.add_option("--device", options.device,
+                     "dry (default) searches on dry only; cuda or host also confirm the answer there");
+  command.add_option("--scale", options.scale, "tiny | small | full (default: full)");
+  add_budget_option(command, options.budget, "Size with its unit, a GPU profile or unlimited (default: the scenario's)");
+  add_set_option(command, options.set, "Knob values, e.g. batch=24,dtype=bf16; repeatable");
+  add_alloc_conf_option(command, options.alloc_conf, "Allocator settings over OOMLAB_ALLOC_CONF");
+  command.add_option("--steps", options.steps,
+                     "Steps per run (default: the scenario's at the scale); more steps see slower growth");
+  command.add_option("--out", options.out_path, "Write the answer's run record (JSON)");
+  add_json_flag(command, options.json, "The answer as JSON, for tools");
+}
 
 DeviceKind device_option(const std::string& text) {
   auto kind = parse_device_kind(text);

@@ -2,11 +2,14 @@
 // through oomlab's caching allocator on dry, compared with PyTorch's own segment decisions, its
 // OOM diagnosed, and with --what-if the remedies tried on the same requests (harness/replay).
 #include <cstdio>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/replay_dump_output.hpp"
@@ -21,6 +24,18 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct ReplayCliOptions {
+  std::string snapshot;     // the file torch.cuda.memory._dump_snapshot wrote (.pickle, or gzipped)
+  std::string budget;       // empty: the tightest cap consistent with the trace
+  std::string alloc_conf;   // over the snapshot's own settings
+  std::string out_path;     // the run record
+  std::string trace_path;   // oomlab's allocator trace of the replay (Chrome/Perfetto JSON)
+  int device = -1;          // -1: the device that ran out of memory, else the busiest
+  bool what_if = false;     // replay under each remedy too
+  bool json = false;
+  std::string from, to;     // the window reported: entry:N or a time since the first entry (12.5s)
+};
 namespace {
 
 void write_output(const char* option, const std::string& path, const std::string& contents) {
@@ -109,6 +124,41 @@ int replay_command(const ReplayCliOptions& options) {
                      ": replaying it needs more memory than this machine has (std::bad_alloc); use a machine with "
                      "more, or record fewer entries (_record_memory_history(max_entries=...))");
   }
+}
+
+Command add_replay_command(CLI::App& app) {
+  auto options = std::make_shared<ReplayCliOptions>();
+  CLI::App* replay = app.add_subcommand(
+      "replay", "Replay a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) through oomlab's "
+                "caching allocator on dry: the same segment decisions as PyTorch (or the first that "
+                "differs), its OOM diagnosed with the Python frames, the allocation sites at the peak; "
+                "with --what-if each remedy tried on the same requests. Exit 0 when it reproduces "
+                "PyTorch, 1 when it diverges, 2 on bad input");
+  replay->add_option("SNAPSHOT", options->snapshot, "The snapshot file (.pickle, or .pickle.gz)")->required();
+  add_budget_option(*replay, options->budget,
+                    "The cap the run had: a size with its unit or a GPU profile (default: the tightest "
+                    "cap consistent with the trace)");
+  add_alloc_conf_option(*replay, options->alloc_conf,
+                        "Allocator settings over the snapshot's own (PYTORCH_CUDA_ALLOC_CONF syntax)");
+  replay
+      ->add_option("--device", options->device, "The traced device to replay (default: the one that ran out of memory)")
+      ->check([](const std::string& text) {
+        // Checked as text: CLI11 would read "" and "-1" as the default and say nothing.
+        const bool index = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+        return index ? std::string() : "not a device index: '" + text + "' (0, 1, ...: a device the snapshot traced)";
+      });
+  replay->add_option("--out", options->out_path, "Write the replay's run record (JSON)");
+  replay->add_option("--trace", options->trace_path,
+                     "Write oomlab's allocator trace of the replay (Chrome/Perfetto JSON)");
+  replay->add_flag("--what-if", options->what_if,
+                   "Also replay under expandable segments, max_split_size_mb values, "
+                   "roundup_power2_divisions, empty_cache() at phase boundaries and the next smaller card");
+  replay->add_option("--from", options->from,
+                     "Report from here on: entry:N (the trace's entry N) or a time since its first entry (12.5s, "
+                     "300ms, 1500us); what comes before is still replayed");
+  replay->add_option("--to", options->to, "Report up to here (not included): entry:N or a time, as --from");
+  add_json_flag(*replay, options->json);
+  return {replay, [options] { return replay_command(*options); }};
 }
 
 }  // namespace oomlab::cli

@@ -16,8 +16,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/memory/size.hpp"
@@ -31,6 +34,12 @@
 #include "harness/runner/temp_directory.hpp"
 
 namespace oomlab::cli {
+
+struct ReportOptions {
+  std::string dir;          // a result set: a folder of records (or one file)
+  std::string output;       // the Markdown page; empty: DIR/report.md. Charts go in charts/ beside it
+  bool no_rerun = false;    // only traces found beside the records: no dry re-runs
+};
 
 namespace {
 
@@ -208,6 +217,21 @@ int report_command(const ReportOptions& options) {
   std::fprintf(stderr, "oomlab: report written to %s (%zu charts in %s)\n", printable_text(output.string()).c_str(),
                files.charts.size(), printable_text(charts.string()).c_str());
   return 0;
+}
+
+Command add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* report = app.add_subcommand(
+      "report", "Write a Markdown report of a result set with SVG charts: the memory timeline of each "
+                "variant stacked by tag with the budget and the OOM, the segments at the peak, peaks and "
+                "throughput across variants and GPUs. Exit 0, 2 on bad input");
+  report->add_option("DIR", options->dir, "A folder of run records (a suite folder, results/h200)")->required();
+  report->add_option("-o,--output", options->output, "The Markdown page (default DIR/report.md): a regular "
+                     "or new file, not a device or a folder; the charts go in charts/ beside it");
+  report->add_flag("--no-rerun", options->no_rerun,
+                   "Use only the traces beside the records (<record>.trace.json, .oom.json); without "
+                   "this a record with none is re-run on dry for its timeline");
+  return {report, [options] { return report_command(*options); }, [options] { return !options->no_rerun; }};
 }
 
 }  // namespace oomlab::cli

@@ -2,9 +2,12 @@
 // each selected variant in a child process, prints the table and writes --out.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/profile_table.hpp"
@@ -16,6 +19,24 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct RunOptions {
+  std::string scenario;
+  std::string variant = "all";
+  std::string device;  // empty: cuda when a GPU exists, else host
+  std::string scale = "tiny";
+  std::string budget;  // empty: the scenario's budget at the scale
+  int steps = 0;
+  bool steps_given = false;
+  std::string out_path;
+  std::string trace_path;
+  std::string alloc_conf;
+  std::vector<std::string> set;  // --set name=value[,name=value] (repeatable)
+  bool in_process = false;  // debugging: no child process (a crash then ends oomlab)
+  double timeout_seconds = 0;  // per variant; 0: no limit
+  bool profile = false;        // time the profiled ranges and print them per variant
+  bool no_oom_dump = false;    // compare and report: no OOM dump beside --out
+};
 
 namespace {
 
@@ -120,6 +141,53 @@ int run_command(const RunOptions& options) {
   bool all_match = true;
   for (const RunRecord& record : records) all_match = all_match && record.matches_expectation;
   return all_match ? 0 : 1;
+}
+
+Command add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a scenario's variants, each in a child process. A plain run tests the story: exit "
+             "0 iff every outcome matches its expectation, 1 otherwise. With --set, --alloc-conf, "
+             "OOMLAB_ALLOC_CONF or --budget it is a question: exit 0 whatever the outcome. 2 on bad "
+             "input");
+  run->add_option("scenario", options->scenario, "Scenario name (see `oomlab list`)")->required();
+  run->add_option("--variant", options->variant, "Variant name or `all` (default: all)");
+  run->add_option("--device", options->device, "cuda | host | dry (default: cuda when a GPU exists, else host)");
+  run->add_option("--scale", options->scale, "tiny | small | full (default: tiny)");
+  CLI::Option* budget = add_budget_option(
+      *run, options->budget,
+      "Size with its unit (12GiB, 512MiB, 1.5GB), a GPU profile (rtx4090; see `oomlab list`) or "
+      "unlimited (default: the scenario's)");
+  CLI::Option* steps =
+      run->add_option("--steps", options->steps, "Steps to run (default: the scenario's at this scale)");
+  run->add_option("--out", options->out_path, "Write the record (an array for several variants) to this JSON file");
+  run->add_option("--trace", options->trace_path,
+                  "Write the allocator trace (Chrome/Perfetto JSON); with several variants "
+                  "the variant name goes before the extension");
+  add_set_option(*run, options->set,
+                 "Knob values over the variant's, e.g. batch=24,dtype=bf16 (see `oomlab list "
+                 "SCENARIO`); repeatable. The run is then a question: exit 0 whatever the outcome");
+  add_alloc_conf_option(*run, options->alloc_conf, "Allocator settings over OOMLAB_ALLOC_CONF, e.g. max_split_size_mb:128");
+  run->add_option("--timeout", options->timeout_seconds,
+                  "Kill a variant still running after this many seconds (0: no limit)");
+  run->add_flag("--profile", options->profile,
+                "Time the scenario's ranges (attention, MLP, optimizer...) on the device; print "
+                "them and keep them in the record as profile_ms.<range>");
+  run->add_flag("--no-oom-dump", options->no_oom_dump,
+                "With --out, a variant that runs out of memory writes no OUT.<variant>.oom.json "
+                "(its last allocator events and every segment at the OOM)");
+  run->add_flag("--in-process", options->in_process, "Run variants in this process (debugging; a crash ends oomlab)")
+      ->group("");
+  const auto run_variants = [options, budget, steps] {
+    options->steps_given = steps->count() > 0;
+    if (budget->count() > 0 && options->budget.empty()) {
+      throw UsageError(
+          "--budget needs a value: a size with its unit (12GiB, 512MiB), a GPU profile "
+          "(rtx4090, a100-40g; see `oomlab list`) or unlimited");
+    }
+    return run_command(*options);
+  };
+  return {run, run_variants, [options] { return !options->in_process; }};
 }
 
 }  // namespace oomlab::cli

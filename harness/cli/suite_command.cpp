@@ -3,9 +3,12 @@
 // its expectation. Every setting is checked before anything runs.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/results_table.hpp"
@@ -19,6 +22,15 @@
 #include "harness/runner/json_text.hpp"
 
 namespace oomlab::cli {
+
+struct SuiteOptions {
+  std::string device;  // empty: the default plan (see suite_command.cpp)
+  std::string scale;   // empty: the plan's scale per device
+  std::string out_dir = "results/latest";
+  double timeout_seconds = 1800;  // per variant: a hung variant must not hold up the suite
+  bool update_baselines = false;  // compare and report: rewrite $OOMLAB_BASELINES/<device>-<scale>
+  bool no_oom_dump = false;       // compare and report: no <record>.oom.json on an OOM
+};
 
 namespace {
 
@@ -197,6 +209,25 @@ int suite_command(const SuiteOptions& options) {
   print_results_table(records, stdout);
   print_warnings(records, stderr);
   return all_match ? 0 : 1;
+}
+
+Command add_suite_command(CLI::App& app) {
+  auto options = std::make_shared<SuiteOptions>();
+  CLI::App* suite = app.add_subcommand(
+      "suite", "Run every scenario's variants: on a GPU cuda/small + dry/full, else host/tiny + "
+               "dry/full; exit 0 iff every outcome matches its expectation");
+  suite->add_option("--device", options->device, "Only this device: cuda | host | dry");
+  suite->add_option("--scale", options->scale, "Only this scale: tiny | small | full");
+  suite->add_option("--timeout", options->timeout_seconds,
+                    "Kill a variant still running after this many seconds (default 1800; 0: none)");
+  suite->add_option("--out-dir", options->out_dir,
+                    "Directory for one JSON per run plus suite.json (default: results/latest)");
+  suite->add_flag("--no-oom-dump", options->no_oom_dump,
+                  "A variant that runs out of memory writes no <record>.oom.json beside its record");
+  suite->add_flag("--update-baselines", options->update_baselines,
+                  "Also rewrite the regression baselines of the devices and scales run, in "
+                  "$OOMLAB_BASELINES (default results/baselines)/<device>-<scale>/");
+  return {suite, [options] { return suite_command(*options); }, [] { return true; }};
 }
 
 }  // namespace oomlab::cli
