@@ -24,6 +24,7 @@ struct AdviseCliOptions : QuestionOptions {
   bool confirm = false;     // run each fitting candidate on the GPU for its throughput
   std::string results_dir;  // committed records for costs (default: results/<this GPU>)
 };
+
 namespace {
 
 using Json = nlohmann::ordered_json;

@@ -20,6 +20,7 @@ namespace oomlab::cli {
 struct BisectOptions : QuestionOptions {
   std::string knob;  // empty: the smallest budget; else the largest value of this knob that fits
 };
+
 namespace {
 
 using Json = nlohmann::ordered_json;

@@ -21,6 +21,7 @@ namespace oomlab::cli {
 struct DoctorOptions {
   bool json = false;  // the table's fields as JSON, for tools
 };
+
 namespace {
 
 using doctor::Check;

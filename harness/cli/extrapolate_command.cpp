@@ -40,6 +40,7 @@ struct ExtrapolateCliOptions {
   bool what_if = false;
   bool json = false;
 };
+
 namespace {
 
 using Json = nlohmann::ordered_json;

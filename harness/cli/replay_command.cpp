@@ -36,6 +36,7 @@ struct ReplayCliOptions {
   bool json = false;
   std::string from, to;     // the window reported: entry:N or a time since the first entry (12.5s)
 };
+
 namespace {
 
 void write_output(const char* option, const std::string& path, const std::string& contents) {

@@ -35,7 +35,7 @@ struct RunOptions {
   bool in_process = false;  // debugging: no child process (a crash then ends oomlab)
   double timeout_seconds = 0;  // per variant; 0: no limit
   bool profile = false;        // time the profiled ranges and print them per variant
-  bool no_oom_dump = false;    // compare and report: no OOM dump beside --out
+  bool no_oom_dump = false;    // no OOM dump beside --out
 };
 
 namespace {

@@ -24,12 +24,12 @@
 namespace oomlab::cli {
 
 struct SuiteOptions {
-  std::string device;  // empty: the default plan (see suite_command.cpp)
+  std::string device;  // empty: the default plan (make_plan)
   std::string scale;   // empty: the plan's scale per device
   std::string out_dir = "results/latest";
   double timeout_seconds = 1800;  // per variant: a hung variant must not hold up the suite
-  bool update_baselines = false;  // compare and report: rewrite $OOMLAB_BASELINES/<device>-<scale>
-  bool no_oom_dump = false;       // compare and report: no <record>.oom.json on an OOM
+  bool update_baselines = false;  // rewrite $OOMLAB_BASELINES/<device>-<scale>
+  bool no_oom_dump = false;       // no <record>.oom.json on an OOM
 };
 
 namespace {
