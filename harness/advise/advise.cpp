@@ -35,7 +35,8 @@ constexpr double kTie = 0.02;  // measured throughputs this close are one speed
 
 const KnobRemedy kKnobRemedies[] = {
     {"dtype", "bf16", "bf16 mixed precision", "faster on tensor cores; f32 master weights keep the update exact", 1},
-    {"dtype", "f16", "fp16 with dynamic loss scaling", "for cards without bf16 (before Ampere); skipped steps on overflow", 1},
+    {"dtype", "f16", "fp16 with dynamic loss scaling",
+     "for cards without bf16 (before Ampere); skipped steps on overflow", 1},
     {"attention", "fused", "fused (flash) attention", "faster; no T x T scores kept", 2},
     {"checkpointing", "true", "activation checkpointing", "recomputes each block's forward: about +33% compute", 4},
     {"micro_batches", "2", "gradient accumulation x2", "the same update from 2 smaller passes: smaller kernels", 5},
@@ -71,7 +72,8 @@ std::string leak_found(const RunRecord& record) {
   std::string text = "memory grows " + format_size_delta(per_step) + " per step from step " +
                      std::to_string(static_cast<long long>(metric("leak_detected_at_step")));
   const double oom_step = metric("predicted_oom_step");
-  if (oom_step > 0) text += ": at this budget it runs out at about step " + std::to_string(static_cast<long long>(oom_step));
+  if (oom_step > 0)
+    text += ": at this budget it runs out at about step " + std::to_string(static_cast<long long>(oom_step));
   return text;
 }
 
@@ -286,7 +288,8 @@ class Advisor {
       auto it = values.find(remedy.knob);
       if (it == values.end() || it->second == remedy.value) continue;
       if (std::string(remedy.knob) == "dtype" && std::string(remedy.value) == "f16") continue;  // bf16 is tried
-      if (std::string(remedy.knob) == "micro_batches" && values.at("micro_batches") != base_values_.at("micro_batches")) {
+      if (std::string(remedy.knob) == "micro_batches" &&
+          values.at("micro_batches") != base_values_.at("micro_batches")) {
         continue;  // one accumulation factor in a stack
       }
       values[remedy.knob] = remedy.value;

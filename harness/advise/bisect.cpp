@@ -40,8 +40,8 @@ const KnobSpec& integer_knob(const Scenario& scenario, const std::string& name) 
   for (const KnobSpec& spec : scenario.knobs()) {
     if (spec.kind == KnobSpec::Kind::integer) names += (names.empty() ? "" : ", ") + spec.name;
   }
-  throw std::invalid_argument("--knob " + name + ": " + scenario.name() + " has no such knob; its whole-number knobs: " +
-                              (names.empty() ? "none" : names));
+  throw std::invalid_argument("--knob " + name + ": " + scenario.name() +
+                              " has no such knob; its whole-number knobs: " + (names.empty() ? "none" : names));
 }
 
 void set_knob(RunRequest& request, const std::string& name, std::int64_t value) {
@@ -184,7 +184,8 @@ KnobBisection bisect_knob(RunRequest base, const std::string& knob) {
     return tried.fits;
   };
   const std::int64_t start = domain.nearest(result.start, domain.lowest(), domain.highest());
-  if (start == 0) throw std::invalid_argument("--knob " + knob + ": the scenario accepts no value of it with these settings");
+  if (start == 0)
+    throw std::invalid_argument("--knob " + knob + ": the scenario accepts no value of it with these settings");
 
   // The direction, from the start and the accepted value nearest twice it (or half of it).
   std::int64_t other = domain.nearest(start * 2, start + result.step, domain.highest());

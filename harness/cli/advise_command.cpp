@@ -59,16 +59,17 @@ std::string cost_text(const advise::Candidate& c) {
 Json to_json(const advise::Advice& advice) {
   Json candidates = Json::array();
   for (const advise::Candidate& c : advice.candidates) {
-    candidates.push_back({{"step", c.step},
-                          {"change", c.change},
-                          {"trade", c.trade},
-                          {"rank", c.rank},
-                          {"outcome", c.outcome},
-                          {"fits", c.fits},
-                          {"need", c.need ? Json(c.need) : Json(nullptr)},
-                          {"throughput", c.throughput > 0 ? Json(c.throughput) : Json(nullptr)},
-                          {"throughput_unit", c.throughput_unit.empty() ? Json(nullptr) : Json(c.throughput_unit)},
-                          {"throughput_source", c.throughput_source.empty() ? Json(nullptr) : Json(c.throughput_source)}});
+    candidates.push_back(
+        {{"step", c.step},
+         {"change", c.change},
+         {"trade", c.trade},
+         {"rank", c.rank},
+         {"outcome", c.outcome},
+         {"fits", c.fits},
+         {"need", c.need ? Json(c.need) : Json(nullptr)},
+         {"throughput", c.throughput > 0 ? Json(c.throughput) : Json(nullptr)},
+         {"throughput_unit", c.throughput_unit.empty() ? Json(nullptr) : Json(c.throughput_unit)},
+         {"throughput_source", c.throughput_source.empty() ? Json(nullptr) : Json(c.throughput_source)}});
   }
   return {{"scenario", advice.as_given.scenario},
           {"variant", advice.as_given.variant},
@@ -112,7 +113,8 @@ int advise_command(const AdviseCliOptions& options) {
   bool borrowed = false;
   settings.results_dir = options.results_dir.empty() ? committed_results(borrowed) : options.results_dir;
   if (options.confirm && !cuda_available()) {
-    throw UsageError("--confirm runs the candidates on the GPU: no usable CUDA device (" + cuda_unavailable_reason() + ")");
+    throw UsageError("--confirm runs the candidates on the GPU: no usable CUDA device (" + cuda_unavailable_reason() +
+                     ")");
   }
   if (options.confirm) require_code_for(DeviceKind::cuda);
   advise::Advice advice;
@@ -154,8 +156,10 @@ int advise_command(const AdviseCliOptions& options) {
                   "%s (%s)\n", best.step.c_str(), best.change.c_str(), format_size(best.need).c_str(),
                   best.trade.c_str(), cost_text(best).c_str(), best.throughput_source.c_str());
       if (borrowed) {
-        std::printf("costs are %s's measurements, not this machine's: which fix is faster carries over to other "
-                    "GPUs roughly, the numbers do not (--confirm on your GPU measures them)\n", settings.results_dir.c_str());
+        std::printf(
+            "costs are %s's measurements, not this machine's: which fix is faster carries over to other "
+            "GPUs roughly, the numbers do not (--confirm on your GPU measures them)\n",
+            settings.results_dir.c_str());
       }
     } else if (advice.best) {
       const advise::Candidate& best = advice.candidates[*advice.best];

@@ -63,7 +63,8 @@ CLI::Option* add_budget_option(CLI::App& command, std::string& budget, const std
 // --alloc-conf: allocator settings over those the run would have had.
 void add_alloc_conf_option(CLI::App& command, std::string& alloc_conf, const std::string& description);
 // --json: the command's answer as JSON, for tools, instead of its table.
-void add_json_flag(CLI::App& command, bool& json, const std::string& description = "The same fields as JSON, for tools");
+void add_json_flag(CLI::App& command, bool& json,
+                   const std::string& description = "The same fields as JSON, for tools");
 
 }  // namespace oomlab::cli
 

@@ -51,11 +51,13 @@ void print_table(const std::vector<Check>& checks, const doctor::Summary& summar
   std::size_t name_width = 0;
   for (const Check& check : checks) name_width = std::max(name_width, check.name.size());
   for (const Check& check : checks) {
-    std::printf("%s %s  %s\n", cell(doctor::verdict_name(check.verdict), 4, colour ? colour_of(check.verdict) : nullptr).c_str(),
+    std::printf("%s %s  %s\n",
+                cell(doctor::verdict_name(check.verdict), 4, colour ? colour_of(check.verdict) : nullptr).c_str(),
                 cell(check.name, name_width, nullptr).c_str(), check.detail.c_str());
   }
   const Verdict overall = summary.exit_code == 0 ? Verdict::ok : Verdict::fail;
-  std::printf("verdict: %s; %s\n", cell(summary.exit_code == 0 ? "pass" : "fail", 0, colour ? colour_of(overall) : nullptr).c_str(),
+  std::printf("verdict: %s; %s\n",
+              cell(summary.exit_code == 0 ? "pass" : "fail", 0, colour ? colour_of(overall) : nullptr).c_str(),
               summary.line.c_str());
 }
 

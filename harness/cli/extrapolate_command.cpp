@@ -72,7 +72,8 @@ void check_options(const ExtrapolateCliOptions& options) {
     throw UsageError("give two or more snapshots recorded at different values of one knob (A.pickle B.pickle "
                      "[C.pickle] --knob batch=1,2[,4])");
   }
-  if (options.bisect == !options.at.empty()) throw UsageError("give --at VALUE (a prediction) or --bisect (the largest that fits)");
+  if (options.bisect == !options.at.empty())
+    throw UsageError("give --at VALUE (a prediction) or --bisect (the largest that fits)");
   if (options.bisect && options.budget.empty()) {
     throw UsageError("--bisect needs --budget: a size (12GiB) or a card (rtx3060-12g; see `oomlab list --profiles`)");
   }
@@ -120,7 +121,8 @@ std::string header(const Extrapolation& model, const extrapolate::ReplaySetup& s
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
     if (model.extra_requests[t] == 0) continue;
     text += "  extra     " + shown(model.traces[t].file) + " (" + at_value(model, model.traces[t].knob) + ") makes " +
-            plural(model.extra_requests[t], "more request") + ", none from the program's own code (library workspaces)\n";
+            plural(model.extra_requests[t], "more request") +
+            ", none from the program's own code (library workspaces)\n";
   }
   text += "  settings  " + setup.config.to_string() + " (" + shown(setup.origin) + ")\n";
   return text + "  budget    " + shown(setup.budget_text) + "\n";
@@ -128,16 +130,19 @@ std::string header(const Extrapolation& model, const extrapolate::ReplaySetup& s
 
 std::string prediction_text(const Extrapolation& model, const Prediction& p) {
   std::string text = "\nprediction at " + at_value(model, p.at) + ": " + kind_of(model, p) + "\n";
-  text += "  allocated peak  " + format_size(p.result.peak_allocated) + " (" + std::to_string(p.result.peak_allocated) + " B)\n";
-  text += "  reserved peak   " + format_size(p.result.peak_reserved) + " (" + std::to_string(p.result.peak_reserved) + " B)\n";
+  text += "  allocated peak  " + format_size(p.result.peak_allocated) + " (" + std::to_string(p.result.peak_allocated) +
+          " B)\n";
+  text += "  reserved peak   " + format_size(p.result.peak_reserved) + " (" + std::to_string(p.result.peak_reserved) +
+          " B)\n";
   if (!p.result.fits()) {
     text += "  need            " + format_size(p.need_allocated) + " allocated, " + format_size(p.need_reserved) +
             " reserved with no cap\n";
   }
   if (!p.exact()) {
-    text += "  with the left-out requests: " + std::string(p.result.fits() ? "" : "the need is ") + "allocated at most " + format_size(p.allocated_bound()) +
-            ", reserved at most " + format_size(p.reserved_bound()) + " (they held at most " +
-            format_size(p.bound_bytes) + " at once, scaled from the recordings by " + model.knob.name +
+    text += "  with the left-out requests: " + std::string(p.result.fits() ? "" : "the need is ") +
+            "allocated at most " + format_size(p.allocated_bound()) + ", reserved at most " +
+            format_size(p.reserved_bound()) + " (they held at most " + format_size(p.bound_bytes) +
+            " at once, scaled from the recordings by " + model.knob.name +
             " / recorded value; assumes a workspace grows no faster than the " + model.knob.name + ")\n";
   }
   text += "  outcome         " + std::string(p.result.fits() ? "fits" : "out of memory") + " under " +
@@ -151,8 +156,9 @@ std::string prediction_text(const Extrapolation& model, const Prediction& p) {
   }
   if (!p.top_sites.empty()) {
     text += "\nlive at the peak  " + format_size(p.result.peak_allocated) + ", by allocation site:\n";
-    report::TextTable table({"live", "blocks", "site"}, {report::TextTable::Align::right,
-                                                         report::TextTable::Align::right, report::TextTable::Align::left});
+    report::TextTable table(
+        {"live", "blocks", "site"},
+        {report::TextTable::Align::right, report::TextTable::Align::right, report::TextTable::Align::left});
     for (const replay::SiteBytes& site : p.top_sites) {
       table.add_row({format_size(site.bytes), std::to_string(site.blocks), shown(site.site)});
     }
@@ -160,10 +166,12 @@ std::string prediction_text(const Extrapolation& model, const Prediction& p) {
   }
   if (!p.what_if.empty()) {
     text += "\nwhat if (budget " + memory::format_budget(p.setup.config.budget) + ")\n";
-    report::TextTable table({"setting", "reserved peak", "fits?"},
-                            {report::TextTable::Align::left, report::TextTable::Align::right, report::TextTable::Align::left});
+    report::TextTable table(
+        {"setting", "reserved peak", "fits?"},
+        {report::TextTable::Align::left, report::TextTable::Align::right, report::TextTable::Align::left});
     for (const replay::WhatIfRow& row : p.what_if) {
-      table.add_row({row.as_recorded ? "as recorded (" + row.alloc_conf + ")" : row.setting, format_size(row.peak_reserved),
+      table.add_row({row.as_recorded ? "as recorded (" + row.alloc_conf + ")" : row.setting,
+                     format_size(row.peak_reserved),
                      row.fits ? "yes" : "no (" + plural(row.failed_requests, "failed request") + ")"});
     }
     text += table.render();
@@ -196,7 +204,8 @@ std::string notes_text(const Extrapolation& model, const Prediction* p) {
 Json prediction_json(const Extrapolation& model, const Prediction& p) {
   Json json;
   json["at"] = p.at;
-  json["kind"] = model.estimated() || model.private_pools ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
+  json["kind"] =
+      model.estimated() || model.private_pools ? "estimate" : (p.exact() && model.exact() ? "exact" : "bound");
   json["settings"] = p.setup.config.to_string();
   json["budget"] = {{"bytes", p.setup.config.budget}, {"text", p.setup.budget_text}};
   json["outcome"] = p.result.fits() ? "ok" : "oom";
@@ -275,19 +284,21 @@ int run(const ExtrapolateCliOptions& options) {
   int exit_code = 0;
   if (options.bisect) {
     const extrapolate::BisectAnswer answer = extrapolate::bisect(model, settings);
-    json["bisect"] = {{"budget", options.budget},
-                      {"largest", answer.largest ? Json(*answer.largest) : Json(nullptr)},
-                      {"unbounded", answer.unbounded},
-                      {"largest_within_bound", answer.largest_within_bound ? Json(*answer.largest_within_bound) : Json(nullptr)},
-                      {"replays", answer.replays}};
+    json["bisect"] = {
+        {"budget", options.budget},
+        {"largest", answer.largest ? Json(*answer.largest) : Json(nullptr)},
+        {"unbounded", answer.unbounded},
+        {"largest_within_bound", answer.largest_within_bound ? Json(*answer.largest_within_bound) : Json(nullptr)},
+        {"replays", answer.replays}};
     text += "\nbisect  ";
     if (!answer.largest) {
       text += "nothing fits " + shown(options.budget) + ", not even " + at_value(model, 1) + "\n";
       exit_code = 1;
     } else {
       text += "the largest " + model.knob.name + " that fits " + shown(options.budget) + ": " +
-              std::to_string(*answer.largest) + (answer.unbounded ? " (the search's limit: nothing grows enough)" : "") +
-              " (" + plural(answer.replays, "replay") + ")\n";
+              std::to_string(*answer.largest) +
+              (answer.unbounded ? " (the search's limit: nothing grows enough)" : "") + " (" +
+              plural(answer.replays, "replay") + ")\n";
       if (answer.largest_within_bound) {
         text += "        with the left-out requests' bound: " + std::to_string(*answer.largest_within_bound) + "\n";
       }

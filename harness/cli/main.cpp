@@ -1,4 +1,5 @@
-// oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay | extrapolate. Bad input is one "oomlab: error: ..." line and exit code 2.
+// oomlab: list | run | suite | bisect | advise | doctor | compare | report | replay | extrapolate. Bad input is one
+// "oomlab: error: ..." line and exit code 2.
 #include <algorithm>
 #include <cstdio>
 #include <exception>

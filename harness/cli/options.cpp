@@ -33,7 +33,8 @@ void add_question_options(CLI::App& command, QuestionOptions& options) {
   command.add_option("--device", options.device,
                      "dry (default) searches on dry only; cuda or host also confirm the answer there");
   command.add_option("--scale", options.scale, "tiny | small | full (default: full)");
-  add_budget_option(command, options.budget, "Size with its unit, a GPU profile or unlimited (default: the scenario's)");
+  add_budget_option(command, options.budget,
+                    "Size with its unit, a GPU profile or unlimited (default: the scenario's)");
   add_set_option(command, options.set, "Knob values, e.g. batch=24,dtype=bf16; repeatable");
   add_alloc_conf_option(command, options.alloc_conf, "Allocator settings over OOMLAB_ALLOC_CONF");
   command.add_option("--steps", options.steps,

@@ -145,7 +145,8 @@ Command add_replay_command(CLI::App& app) {
       ->add_option("--device", options->device, "The traced device to replay (default: the one that ran out of memory)")
       ->check([](const std::string& text) {
         // Checked as text: CLI11 would read "" and "-1" as the default and say nothing.
-        const bool index = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+        const bool index =
+            !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
         return index ? std::string() : "not a device index: '" + text + "' (0, 1, ...: a device the snapshot traced)";
       });
   replay->add_option("--out", options->out_path, "Write the replay's run record (JSON)");

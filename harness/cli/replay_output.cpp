@@ -22,7 +22,8 @@ std::string shown(const std::string& text) { return printable_text(text); }
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   char text[16];
-  std::snprintf(text, sizeof text, "%.0f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(text, sizeof text, "%.0f%%",
+                whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return text;
 }
 
@@ -235,7 +236,8 @@ Json replay_json(const ReplayReport& report, const std::string& snapshot_path) {
     sites.push_back({{"site", site.site}, {"bytes", site.bytes}, {"blocks", site.blocks}});
   }
   json["live_at_peak"] = {{"bytes", report.live_at_peak}, {"sites", sites}};
-  json["phases"] = {{"boundaries", report.phases.boundaries.size()}, {"from_snapshot_marks", report.phases.from_snapshot_marks},
+  json["phases"] = {{"boundaries", report.phases.boundaries.size()},
+                    {"from_snapshot_marks", report.phases.from_snapshot_marks},
                     {"levels", report.phases.low_bytes},
                     {"leak", report.iteration_growth.leak},
                     {"leak_bytes_per_iteration",

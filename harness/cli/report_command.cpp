@@ -175,7 +175,8 @@ int report_command(const ReportOptions& options) {
   const report::TraceProvider traces = [&](const report::LoadedRecord& loaded, std::string& why_not)
       -> std::optional<report::TraceSource> {
     try {
-      if (auto trace = read_if_present(beside(folder, loaded, ".trace.json"), "the trace written beside each record")) return trace;
+      if (auto trace = read_if_present(beside(folder, loaded, ".trace.json"), "the trace written beside each record"))
+        return trace;
       const std::string why_no_rerun = report::why_not_rerun(loaded.record);
       if (!options.no_rerun && !why_no_rerun.empty()) {
         why_not = "no trace beside the record, and " + why_no_rerun;

@@ -118,7 +118,8 @@ int run_command(const RunOptions& options) {
   if (options.profile) print_profiles(records, stdout);
   const bool all_written = print_warnings(records, stderr);
   for (std::size_t i = 0; i < records.size(); ++i) {  // compare and report: the files written
-    for (const std::string& note : report::written_file_notes(requests[i], records[i])) std::fprintf(stderr, "%s\n", note.c_str());
+    for (const std::string& note : report::written_file_notes(requests[i], records[i]))
+      std::fprintf(stderr, "%s\n", note.c_str());
   }
 
   if (!options.out_path.empty()) {
@@ -167,7 +168,8 @@ Command add_run_command(CLI::App& app) {
   add_set_option(*run, options->set,
                  "Knob values over the variant's, e.g. batch=24,dtype=bf16 (see `oomlab list "
                  "SCENARIO`); repeatable. The run is then a question: exit 0 whatever the outcome");
-  add_alloc_conf_option(*run, options->alloc_conf, "Allocator settings over OOMLAB_ALLOC_CONF, e.g. max_split_size_mb:128");
+  add_alloc_conf_option(*run, options->alloc_conf,
+                        "Allocator settings over OOMLAB_ALLOC_CONF, e.g. max_split_size_mb:128");
   run->add_option("--timeout", options->timeout_seconds,
                   "Kill a variant still running after this many seconds (0: no limit)");
   run->add_flag("--profile", options->profile,

@@ -198,8 +198,10 @@ int suite_command(const SuiteOptions& options) {
 
   if (records.empty()) std::printf("no scenarios registered\n");
   if (oom_dumps > 0) {  // compare and report
-    std::fprintf(stderr, "oomlab: %zu OOM dump(s) written beside their records in %s (<record>.oom.json: the last "
-                 "allocator events and every segment at the OOM; --no-oom-dump turns them off)\n", oom_dumps, folder.path().c_str());
+    std::fprintf(stderr,
+                 "oomlab: %zu OOM dump(s) written beside their records in %s (<record>.oom.json: the last "
+                 "allocator events and every segment at the OOM; --no-oom-dump turns them off)\n",
+                 oom_dumps, folder.path().c_str());
   }
   if (options.update_baselines) {  // compare and report: harness/report/baseline_file.hpp
     for (const std::string& baselines : report::update_baselines(records)) {

@@ -10,7 +10,8 @@ namespace oomlab::doctor {
 
 Check check_oomlab_alloc_conf(const MachineFacts& facts) {
   const char* name = "OOMLAB_ALLOC_CONF";
-  if (!facts.env.oomlab_alloc_conf) return {name, Verdict::ok, "not set (defaults: " + memory::AllocatorConfig{}.to_string() + ")"};
+  if (!facts.env.oomlab_alloc_conf)
+    return {name, Verdict::ok, "not set (defaults: " + memory::AllocatorConfig{}.to_string() + ")"};
   try {
     memory::AllocatorConfig config = memory::parse_alloc_conf(*facts.env.oomlab_alloc_conf);
     return {name, Verdict::ok, config.to_string() + " (every run uses it unless --alloc-conf overrides a key)"};

@@ -65,7 +65,8 @@ Check check_context(const MachineFacts& facts) {
             head + "; oomlab has no profile for this card: its budget would be " +
                 format_size(gpu.total_bytes > measured ? gpu.total_bytes - measured : 0)};
   }
-  const std::int64_t difference = static_cast<std::int64_t>(measured) - static_cast<std::int64_t>(profile->context_bytes);
+  const std::int64_t difference =
+      static_cast<std::int64_t>(measured) - static_cast<std::int64_t>(profile->context_bytes);
   const std::size_t tolerance = std::max<std::size_t>(64 * MiB, profile->context_bytes / 8);
   const std::string assumed = "; profile " + profile->name + " assumes " + format_size(profile->context_bytes);
   if (static_cast<std::size_t>(std::llabs(difference)) <= tolerance) return {"context", Verdict::ok, head + assumed};

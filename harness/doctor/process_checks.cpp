@@ -98,9 +98,12 @@ Check check_processes(const MachineFacts& facts) {
   const std::vector<GpuProcess> holders = memory_holders(facts);
   const std::string openers = openers_note(device_openers_only(facts), scan.prefix);
   if (holders.empty()) {
-    if (facts.nvml.processes_known) return {"processes", Verdict::ok, "none besides this one holds GPU memory (NVML)" + openers};
-    if (!scan.proc_readable) return {"processes", Verdict::skip, "unknown: /proc cannot be read and NVML is not available"};
-    if (scan.device_files == 0) return {"processes", Verdict::ok, "none: no " + scan.prefix + "* files on this machine"};
+    if (facts.nvml.processes_known)
+      return {"processes", Verdict::ok, "none besides this one holds GPU memory (NVML)" + openers};
+    if (!scan.proc_readable)
+      return {"processes", Verdict::skip, "unknown: /proc cannot be read and NVML is not available"};
+    if (scan.device_files == 0)
+      return {"processes", Verdict::ok, "none: no " + scan.prefix + "* files on this machine"};
     if (scan.unreadable > 0) {
       return {"processes", Verdict::warn, "none found with " + scan.prefix + "* open" + unreadable_note(scan)};
     }

@@ -102,7 +102,8 @@ Check check_runtime(const MachineFacts& facts) {
   const VersionFacts& v = facts.versions;
   if (!facts.build.with_cuda) return {"runtime", Verdict::skip, std::string("none: ") + kBuiltWithoutCuda};
   const std::string toolkit = cuda_version(v.toolkit);
-  if (v.runtime == 0) return {"runtime", Verdict::skip, "unknown (cudaRuntimeGetVersion failed); built with " + toolkit};
+  if (v.runtime == 0)
+    return {"runtime", Verdict::skip, "unknown (cudaRuntimeGetVersion failed); built with " + toolkit};
   if (v.runtime != v.toolkit) {
     return {"runtime", Verdict::warn,
             cuda_version(v.runtime) + " loaded, but this binary was built with toolkit " + toolkit +

@@ -59,7 +59,7 @@ enum class RequestRole : std::uint8_t {
 struct UnfittedRequest {
   std::size_t request = 0;            // in the reference trace
   std::string site;
-  std::string what;                   // "sizes 1.00MiB, 2.50MiB, 3.10MiB at batch=1,2,4: ..." / "not in every recording ..."
+  std::string what;  // "sizes 1.00MiB, 2.50MiB, 3.10MiB at batch=1,2,4: ..." / "not in every recording ..."
   bool left_out = false;              // bounded (unaligned, or a workspace whose size fits nothing), else estimated
 };
 

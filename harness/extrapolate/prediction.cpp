@@ -228,14 +228,16 @@ BisectAnswer bisect(const Extrapolation& model, const PredictionSettings& settin
   // The live bytes bound the answer from above in milliseconds; the replays then start next to
   // it, at the value where the reserved peak scales to the budget.
   bool unbounded = false;
-  const std::optional<std::int64_t> upper = largest_fitting([&](std::int64_t at) { return search.may_fit(at); }, unbounded);
+  const std::optional<std::int64_t> upper =
+      largest_fitting([&](std::int64_t at) { return search.may_fit(at); }, unbounded);
   if (!upper) return answer;
   const Probe at_upper = search.replay_at(*upper, false);
   if (at_upper.fits) {
     answer.largest = upper;
     answer.unbounded = unbounded;
   } else {
-    const double scale = static_cast<double>(setup.config.budget) / static_cast<double>(std::max<std::uint64_t>(1, at_upper.peak_reserved));
+    const double scale = static_cast<double>(setup.config.budget) /
+                         static_cast<double>(std::max<std::uint64_t>(1, at_upper.peak_reserved));
     const auto guess = static_cast<std::int64_t>(static_cast<double>(*upper) * std::min(1.0, scale));
     answer.largest = largest_fitting_near([&](std::int64_t at) { return search.replay_at(at, false).fits; }, guess,
                                           *upper - 1);

@@ -33,7 +33,9 @@ class Differ {
     const std::int64_t delta = n - m;
     const bool front = (delta & 1) != 0;  // with an odd delta the forward search finds the overlap
     std::int64_t k1_start = 0, k1_end = 0, k2_start = 0, k2_end = 0;
-    const auto at = [](std::vector<std::int64_t>& v, std::int64_t i) -> std::int64_t& { return v[static_cast<std::size_t>(i)]; };
+    const auto at = [](std::vector<std::int64_t>& v, std::int64_t i) -> std::int64_t& {
+      return v[static_cast<std::size_t>(i)];
+    };
     for (std::int64_t d = 0; d < max_d; ++d) {
       for (std::int64_t k1 = -d + k1_start; k1 <= d - k1_end; k1 += 2) {
         const std::int64_t k1_offset = offset + k1;

@@ -59,7 +59,8 @@ std::optional<SizeFit> fit_degree(const std::vector<std::int64_t>& x, const std:
 std::string term(std::int64_t coefficient, const std::string& unit, bool first) {
   if (coefficient == 0) return "";
   std::string text = first ? (coefficient < 0 ? "-" : "") : (coefficient < 0 ? " - " : " + ");
-  const std::uint64_t magnitude = coefficient < 0 ? 0 - static_cast<std::uint64_t>(coefficient) : static_cast<std::uint64_t>(coefficient);
+  const std::uint64_t magnitude =
+      coefficient < 0 ? 0 - static_cast<std::uint64_t>(coefficient) : static_cast<std::uint64_t>(coefficient);
   text += std::to_string(magnitude);
   return text + unit;
 }

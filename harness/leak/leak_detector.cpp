@@ -155,7 +155,8 @@ void LeakDetector::refit() {
   // at its own rate, projected to the first step where either passes the budget.
   std::vector<std::int64_t> reserved;
   for (const LeakSample& s : samples_) reserved.push_back(s.reserved);
-  verdict.reserved_bytes_per_step = std::max<std::int64_t>(0, rounded(fit_growth(steps, reserved, criteria_).bytes_per_step));
+  verdict.reserved_bytes_per_step =
+      std::max<std::int64_t>(0, rounded(fit_growth(steps, reserved, criteria_).bytes_per_step));
   const memory::AllocatorConfig& config = allocator_.config();
   if (config.budget != memory::AllocatorConfig::kUnlimited && verdict.bytes_per_step > 0) {
     const double available = static_cast<double>(config.budget) - static_cast<double>(config.simulated_external);

@@ -99,7 +99,8 @@ RoundupTable parse_divisions_list(std::string_view text, std::string_view value)
     if (boundary == ">") {
       for (std::size_t i = last_index + 1; i < kRoundupIntervals; ++i) table[i] = divisions;
     } else {
-      const std::size_t mib = parse_count(text, "a roundup_power2_divisions interval", boundary, std::size_t{1} << 40, " of MiB");
+      const std::size_t mib =
+          parse_count(text, "a roundup_power2_divisions interval", boundary, std::size_t{1} << 40, " of MiB");
       if (!is_power_of_two(mib)) {
         reject(text, "roundup_power2_divisions intervals must be powers of two, not " + quote_user_text(boundary));
       }

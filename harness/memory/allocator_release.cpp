@@ -130,7 +130,8 @@ bool CachingAllocator::Impl::release_available_cached_blocks(bool small, StreamH
 // large segments not reused for at least the average age (searches of the pool since they were
 // cached), oldest rounds first, until reserved is back under the threshold or nothing is left.
 void CachingAllocator::Impl::garbage_collect() {
-  const auto threshold = static_cast<std::size_t>(config.garbage_collection_threshold * static_cast<double>(config.budget));
+  const auto threshold =
+      static_cast<std::size_t>(config.garbage_collection_threshold * static_cast<double>(config.budget));
   const auto reserved = static_cast<std::size_t>(stats.reserved.current);
   if (reserved <= threshold) return;
   const std::size_t target = reserved - threshold;

@@ -411,10 +411,13 @@ std::string CachingAllocator::memory_summary() const {
   std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Budget",
                 format_budget(config_.budget).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Non-releasable memory",
-                format_size(static_cast<std::size_t>(std::max<std::int64_t>(s.reserved.current - s.allocated.current, 0))).c_str());
+  std::snprintf(
+      line, sizeof line, "| %-25s | %-57s |\n", "Non-releasable memory",
+      format_size(static_cast<std::size_t>(std::max<std::int64_t>(s.reserved.current - s.allocated.current, 0)))
+          .c_str());
   out += line;
-  std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Largest free block", format_size(s.largest_free_block).c_str());
+  std::snprintf(line, sizeof line, "| %-25s | %-57s |\n", "Largest free block",
+                format_size(s.largest_free_block).c_str());
   out += line;
   std::snprintf(line, sizeof line, "| %-25s | %-57.3f |\n", "Fragmentation", s.fragmentation);
   out += line;

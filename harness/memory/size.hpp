@@ -55,8 +55,12 @@ struct SaturatingSize {
   constexpr SaturatingSize() = default;
   constexpr SaturatingSize(std::size_t v) : value(v) {}  // NOLINT: a count is a count
   constexpr SaturatingSize& operator+=(SaturatingSize other) { return *this = *this + other; }
-  friend constexpr SaturatingSize operator+(SaturatingSize a, SaturatingSize b) { return saturating_add(a.value, b.value); }
-  friend constexpr SaturatingSize operator*(SaturatingSize a, SaturatingSize b) { return saturating_mul(a.value, b.value); }
+  friend constexpr SaturatingSize operator+(SaturatingSize a, SaturatingSize b) {
+    return saturating_add(a.value, b.value);
+  }
+  friend constexpr SaturatingSize operator*(SaturatingSize a, SaturatingSize b) {
+    return saturating_mul(a.value, b.value);
+  }
 };
 
 // "0B", "512B", "1.50KiB", "12.00GiB": binary units, two decimals above bytes; kSizeSaturated is

@@ -69,7 +69,8 @@ std::vector<Slice> block_slices(const Trace& trace, const TraceState& before, Ti
 std::vector<int> assign_lanes(const std::vector<Slice>& slices) {
   std::vector<std::size_t> order(slices.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slices[a].start < slices[b].start; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return slices[a].start < slices[b].start; });
   std::array<std::vector<double>, kTagCount> lane_end;
   std::vector<int> lane(slices.size(), 0);
   for (std::size_t i : order) {
@@ -101,7 +102,8 @@ void add_slices(json& out, const Trace& trace, const TraceState& before, TimeAxi
                    {"ts", s.start}, {"dur", s.end - s.start}, {"args", std::move(args)}});
   }
   for (const auto& [tid, name] : lane_names) {
-    out.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kBlocksPid}, {"tid", tid}, {"args", {{"name", name}}}});
+    out.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", kBlocksPid}, {"tid", tid}, {"args", {{"name", name}}}});
     out.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kBlocksPid}, {"tid", tid},
                    {"args", {{"sort_index", tid}}}});
   }
@@ -160,7 +162,8 @@ json segments_json(const TraceState& state, const Trace& trace) {
 json chrome_json_from(const Trace& trace, TimeAxis axis, std::size_t first) {
   const TraceState before = state_at(trace, first);
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kAllocatorPid}, {"args", {{"name", "oomlab allocator"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", kAllocatorPid}, {"args", {{"name", "oomlab allocator"}}}});
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kBlocksPid},
                     {"args", {{"name", "oomlab blocks (alloc -> free)"}}}});
   for (std::size_t i = first; i < trace.events().size(); ++i) add_event(events, trace, trace.events()[i], axis);

@@ -3,10 +3,10 @@
 // ring with one (copy()); the checkpoint generator splits its work with run(), the SR-GAN's
 // image maker hands out image rows with for_each().
 //
-// Why a team of every core for the loader's copy, measured on the H200 machine (16 cores, 13.5 GB bf16 file, warm page cache, 64 MiB chunks,
-// scenarios/weights7b/bench/host_path_bench): mmap -> pinned -> device end to end 27 GB/s with
-// 8 threads started per chunk, 35 GB/s with a persistent team of 8, 50 GB/s with a team of
-// every core (the pinned H2D limit: 55 GB/s). One core copies from the page cache at ~4 GB/s.
+// Why a team of every core for the loader's copy, measured on the H200 machine (16 cores, 13.5 GB bf16 file, warm page
+// cache, 64 MiB chunks, scenarios/weights7b/bench/host_path_bench): mmap -> pinned -> device end to end 27 GB/s with 8
+// threads started per chunk, 35 GB/s with a persistent team of 8, 50 GB/s with a team of every core (the pinned H2D
+// limit: 55 GB/s). One core copies from the page cache at ~4 GB/s.
 #pragma once
 #include <condition_variable>
 #include <cstddef>

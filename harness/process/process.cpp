@@ -175,7 +175,9 @@ bool write_all(int fd, const std::string& text) {
 
 WaitResult wait_interruptibly(Child& child, double timeout_seconds, double grace_seconds) {
   using Clock = std::chrono::steady_clock;
-  const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  const auto seconds = [](double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
   // A limit past what the clock can count (about 292 years in nanoseconds: --timeout 1e10) is no
   // limit; converting it would overflow into a deadline in the past and kill the child at once.
   const auto start = Clock::now();

@@ -82,9 +82,9 @@ struct WaitResult {
 // end before SIGKILL; once it is reaped, throws Interrupted.
 WaitResult wait_interruptibly(Child& child, double timeout_seconds, double grace_seconds = 5);
 
-// fork(): the child (which dies with this process) runs `body(report_fd)` and exits with its return value (an exception in the
-// body: its message goes to the report pipe and the exit code is 70). The parent reads the
-// report with Child::report(). Keep reports short (a pipe buffer, 64 KiB) or read them first.
+// fork(): the child (which dies with this process) runs `body(report_fd)` and exits with its return value (an exception
+// in the body: its message goes to the report pipe and the exit code is 70). The parent reads the report with
+// Child::report(). Keep reports short (a pipe buffer, 64 KiB) or read them first.
 Child fork_call(const std::function<int(int report_fd)>& body);
 
 // Writes all of `text` to `fd` (retrying on EINTR and short writes); false on error.

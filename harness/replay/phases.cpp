@@ -128,7 +128,8 @@ std::vector<std::size_t> iteration_starts(const DeviceEvents& device) {
     const std::size_t count = counts.at(key);
     if (count < 2) continue;
     std::vector<RequestKey>& candidates = markers[count];
-    if (candidates.size() < kMarkersPerCount && std::find(candidates.begin(), candidates.end(), key) == candidates.end()) {
+    if (candidates.size() < kMarkersPerCount &&
+        std::find(candidates.begin(), candidates.end(), key) == candidates.end()) {
       candidates.push_back(key);
     }
   }

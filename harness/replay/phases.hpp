@@ -8,10 +8,10 @@
 // opens each iteration. Live bytes just before each opening (after the first, whose optimizer
 // state is not made yet) are the per-iteration levels a leak raises (not the trace's end: a
 // script often frees its tensors before it dumps the snapshot).
-// Without such a pattern, an iteration end is a low of live bytes between two rises. Lows are found with hysteresis: live
-// bytes must fall by half the trace's typical fall (the median of its falls of at least 1% of
-// its range) from a high, then rise again by as much, for the lowest point between to count. A
-// training loop's sawtooth gives one low per step; noise smaller than the teeth gives none.
+// Without such a pattern, an iteration end is a low of live bytes between two rises. Lows are found with hysteresis:
+// live bytes must fall by half the trace's typical fall (the median of its falls of at least 1% of its range) from a
+// high, then rise again by as much, for the lowest point between to count. A training loop's sawtooth gives one low per
+// step; noise smaller than the teeth gives none.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -63,7 +63,8 @@ RunRecord replay_record(const ReplayReport& report, const std::string& snapshot_
   }
   // The largest sites by name, so `compare` can follow one line of the user's code across runs.
   for (std::size_t i = 0; i < report.top_sites.size() && i < kSitesInRecord; ++i) {
-    record.metrics[std::string(kTopSitePrefix) + report.top_sites[i].site] = static_cast<double>(report.top_sites[i].bytes);
+    record.metrics[std::string(kTopSitePrefix) + report.top_sites[i].site] =
+        static_cast<double>(report.top_sites[i].bytes);
   }
   for (const WhatIfRow& row : report.what_if) {
     const std::string key = "what_if." + (row.as_recorded ? std::string("as_recorded") : metric_key(row.setting));

@@ -46,11 +46,12 @@ void add_event_notes(const ReplayReport& report, const Snapshot& /*snapshot*/, s
                     "segment decisions can differ; record with a larger max_entries, from the start of the run");
   }
   if (events.skipped_entries > 0) {
-    notes.push_back(std::to_string(events.skipped_entries) + " trace entries of actions this reader does not know were skipped");
+    notes.push_back(std::to_string(events.skipped_entries) +
+                    " trace entries of actions this reader does not know were skipped");
   }
   if (report.devices_with_requests > 1) {
-    notes.push_back("the snapshot traced " + std::to_string(report.devices_with_requests) + " devices; this is device " +
-                    std::to_string(report.device) + " (--device picks another)");
+    notes.push_back("the snapshot traced " + std::to_string(report.devices_with_requests) +
+                    " devices; this is device " + std::to_string(report.device) + " (--device picks another)");
   }
 }
 

@@ -43,7 +43,8 @@ std::string what_if_verdict(const ReplayReport& report) {
   const WhatIfRow* best_at_largest = best_fix(report.what_if, true);
   const WhatIfRow& recorded = report.what_if.front();
   const std::string budget = memory::format_budget(report.config.budget);
-  if (recorded.fits && best == nullptr) return "verdict: the run fits as recorded; no setting here lowers its reserved peak";
+  if (recorded.fits && best == nullptr)
+    return "verdict: the run fits as recorded; no setting here lowers its reserved peak";
   if (best != nullptr) {
     return "verdict: " + best->setting + " fits, with a " + format_size(best->peak_reserved) + " reserved peak (" +
            (recorded.fits ? "as recorded: " + format_size(recorded.peak_reserved) : "as recorded it fails") +
@@ -56,7 +57,8 @@ std::string what_if_verdict(const ReplayReport& report) {
   }
   if (report.need_allocated > report.config.budget) {
     return "verdict: no allocator setting fits: the live bytes alone (" + format_size(report.need_allocated) +
-           ") exceed the budget (" + budget + "); lower the peak (smaller batch, bf16, checkpointing) or use a larger card";
+           ") exceed the budget (" + budget +
+           "); lower the peak (smaller batch, bf16, checkpointing) or use a larger card";
   }
   return "verdict: no setting here fits: the live bytes (" + format_size(report.need_allocated) +
          ") are within the budget (" + budget + "), but the cache around them is not (" +

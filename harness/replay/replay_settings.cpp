@@ -32,7 +32,8 @@ SnapshotSettings snapshot_settings(const Snapshot& snapshot) {
   if (!settings.roundup_power2_divisions.empty()) {
     config.roundup_power2_divisions = {};
     for (const RoundupDivisions& interval : settings.roundup_power2_divisions) {
-      const std::size_t index = interval.from_mib == 0 ? 0 : memory::log2_floor(static_cast<std::size_t>(interval.from_mib));
+      const std::size_t index =
+          interval.from_mib == 0 ? 0 : memory::log2_floor(static_cast<std::size_t>(interval.from_mib));
       if (index < memory::kRoundupIntervals) {
         config.roundup_power2_divisions[index] = static_cast<std::size_t>(interval.divisions);
       }

@@ -49,7 +49,8 @@ Bound parse_bound(const char* option, const std::string& text) {
     bound.after_first_us = static_cast<std::int64_t>(std::llround(value * unit.us));
     return bound;
   }
-  refuse(option, text, "not a window bound: entry:N (a trace entry) or a time since the first entry (12.5s, 300ms, 1500us)");
+  refuse(option, text,
+         "not a window bound: entry:N (a trace entry) or a time since the first entry (12.5s, 300ms, 1500us)");
 }
 
 std::string seconds(std::int64_t us) {

@@ -11,7 +11,9 @@ constexpr double kLegendRow = 17;
 void draw_mark(Svg& svg, double x, double y, const LegendEntry& entry) {
   switch (entry.mark) {
     case LegendEntry::Mark::box: svg.rect(x, y - 9, 12, 10, Svg::outlined(entry.colour, "#555", 0.5)); break;
-    case LegendEntry::Mark::dashed_line: svg.line(x, y - 4, x + 14, y - 4, Svg::stroked(entry.colour, 1.6, "4,3")); break;
+    case LegendEntry::Mark::dashed_line:
+      svg.line(x, y - 4, x + 14, y - 4, Svg::stroked(entry.colour, 1.6, "4,3"));
+      break;
     case LegendEntry::Mark::line: svg.line(x, y - 4, x + 14, y - 4, Svg::stroked(entry.colour, 2)); break;
   }
 }

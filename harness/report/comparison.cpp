@@ -30,7 +30,8 @@ detail::MetricSelection select_metrics(const ResultSet& a, const ResultSet& b, c
   for (const ResultSet* set : {&a, &b}) {
     for (const BenchmarkResult& result : set->benchmarks) {
       for (const BenchmarkCounter& counter : result.counters) {
-        if (std::find(counters.begin(), counters.end(), counter.name) == counters.end()) counters.push_back(counter.name);
+        if (std::find(counters.begin(), counters.end(), counter.name) == counters.end())
+          counters.push_back(counter.name);
       }
     }
   }
@@ -139,7 +140,8 @@ Comparison compare_result_sets(const ResultSet& a, const ResultSet& b, const Com
     comparison.only_b = unmatched(match.only_b);
     paired += match.pairs.size();
   }
-  if (benchmarks) paired += detail::add_benchmark_rows(a.benchmarks, b.benchmarks, metrics, options.threshold, comparison);
+  if (benchmarks)
+    paired += detail::add_benchmark_rows(a.benchmarks, b.benchmarks, metrics, options.threshold, comparison);
   if (paired == 0) {
     throw InputError("nothing in common: no scenario/variant/device/scale (or benchmark name) of " + a.source +
                      " is in " + b.source + " (" + a.describe() + " vs " + b.describe() + ")");

@@ -55,7 +55,8 @@ struct Comparison {
 
 // The metric names --metrics takes for run records: groups "outcome", "peak" (peak_allocated,
 // peak_reserved, need and need_reserved, peak_device_used), "throughput", "tags" (per-tag peaks, off by default),
-// "replay" (two replays' largest sites, iterations, leak, what-if fits, fidelity), or any single one of those. For benchmarks: a counter's name ("real_time", "TFLOP/s").
+// "replay" (two replays' largest sites, iterations, leak, what-if fits, fidelity), or any single one of those. For
+// benchmarks: a counter's name ("real_time", "TFLOP/s").
 const std::vector<std::string>& record_metric_names();
 
 // Throws InputError when the two sets hold different kinds of results, have nothing in common,

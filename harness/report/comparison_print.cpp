@@ -69,7 +69,8 @@ std::string unmatched_lines(const char* side, const std::vector<Comparison::Unma
     }
   }
   std::string out;
-  for (const auto& [setting, items] : lines) out += std::string("only in ") + side + " (" + setting + "): " + items + "\n";
+  for (const auto& [setting, items] : lines)
+    out += std::string("only in ") + side + " (" + setting + "): " + items + "\n";
   return out;
 }
 

@@ -84,13 +84,15 @@ BarChart peaks_chart(const Section& section, bool several_machines) {
   chart.title = section.scenario + " at " + section.scale + " scale: peaks per variant";
   chart.axis_title = "memory";
   chart.bytes = true;
-  chart.series = {{"peak allocated", "#1f77b4"}, {"peak reserved", "#aec7e8"}, {"need (peak without a cap)", "#ff9896"}};
+  chart.series = {
+      {"peak allocated", "#1f77b4"}, {"peak reserved", "#aec7e8"}, {"need (peak without a cap)", "#ff9896"}};
   std::set<std::uint64_t> budgets;
   for (const LoadedRecord* loaded : section.records) {
     const RunRecord& r = loaded->record;
     BarGroup group;
     group.label = group_label(*loaded, section, several_machines);
-    group.values = {double(r.memory.peak_allocated), double(r.memory.peak_reserved), r.memory.need ? double(r.memory.need) : -1};
+    group.values = {double(r.memory.peak_allocated), double(r.memory.peak_reserved),
+                    r.memory.need ? double(r.memory.need) : -1};
     group.texts = {bytes_label(r.memory.peak_allocated), bytes_label(r.memory.peak_reserved),
                    r.memory.need ? bytes_label(r.memory.need) : ""};
     chart.groups.push_back(group);
@@ -99,7 +101,8 @@ BarChart peaks_chart(const Section& section, bool several_machines) {
   if (budgets.size() == 1) {
     const RunRecord& r = section.records.front()->record;
     chart.reference = static_cast<double>(*budgets.begin());
-    chart.reference_label = "budget " + (r.budget.profile.empty() ? "" : r.budget.profile + " ") + bytes_label(*budgets.begin());
+    chart.reference_label =
+        "budget " + (r.budget.profile.empty() ? "" : r.budget.profile + " ") + bytes_label(*budgets.begin());
   }
   return chart;
 }
@@ -239,7 +242,8 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
     std::vector<SegmentPanel> segments;
     for (const auto& [loaded, source] : traced) {
       const RunRecord& r = loaded->record;
-      TimelinePanel panel{r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes, r.budget.profile};
+      TimelinePanel panel{r.variant + ": " + describe_outcome(r.outcome), &source.trace, r.budget.bytes,
+                          r.budget.profile};
       panel.oom_step = r.outcome.status == OutcomeStatus::oom ? r.outcome.step : -1;
       panel.oom = r.outcome.status == OutcomeStatus::oom;
       if (is_replay(r)) panel.step_name = "iteration";
@@ -250,7 +254,8 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
     }
     if (!timeline.empty()) {
       const std::string name = chart_name(stems[s], "timeline");
-      files.charts.emplace_back(name, timeline_svg(section.scenario + " at " + section.scale + " scale: memory over the run", timeline));
+      files.charts.emplace_back(
+          name, timeline_svg(section.scenario + " at " + section.scale + " scale: memory over the run", timeline));
       md += "![memory over the run](" + charts_link + "/" + name + ")\n\n";
       md += replay_section ? kReplayTimelineCaption : kTimelineCaption;
       md += " Trace: ";
@@ -258,9 +263,10 @@ ReportFiles build_report(const ResultSet& set, const TraceProvider& traces, cons
       md.resize(md.size() - 2);
       md += ".\n\n";
       const std::string segments_name = chart_name(stems[s], "segments");
-      files.charts.emplace_back(segments_name, segment_svg(section.scenario + " at " + section.scale +
-                                                               " scale: segments at the OOM or the peak of reserved memory",
-                                                           segments));
+      files.charts.emplace_back(segments_name,
+                                segment_svg(section.scenario + " at " + section.scale +
+                                                " scale: segments at the OOM or the peak of reserved memory",
+                                            segments));
       md += "![segments at the peak](" + charts_link + "/" + segments_name + ")\n\n";
     }
     if (replay_section) md += sites_table(section);

@@ -67,7 +67,8 @@ std::map<std::string, std::string> knobs_set_by_hand(const RunRecord& record) {
   const std::optional<Scale> scale = parse_scale(record.scale);
   if (scenario == nullptr || !scale) return record.knobs;
   bool known_variant = false;
-  for (const VariantSpec& variant : scenario->variants()) known_variant = known_variant || variant.name == record.variant;
+  for (const VariantSpec& variant : scenario->variants())
+    known_variant = known_variant || variant.name == record.variant;
   if (!known_variant) return record.knobs;
   const std::map<std::string, std::string> own = scenario->variant_knobs(record.variant, *scale);
   std::map<std::string, std::string> differs;
@@ -81,8 +82,8 @@ std::map<std::string, std::string> knobs_set_by_hand(const RunRecord& record) {
 namespace {
 
 // Pairs the records of `a` and `b` that share a key; a pair's across_devices is !with_device.
-std::vector<RecordPair> pair_records(const std::vector<const LoadedRecord*>& a, const std::vector<const LoadedRecord*>& b,
-                                     bool with_device) {
+std::vector<RecordPair> pair_records(const std::vector<const LoadedRecord*>& a,
+                                     const std::vector<const LoadedRecord*>& b, bool with_device) {
   std::map<std::string, std::pair<std::vector<const LoadedRecord*>, std::vector<const LoadedRecord*>>> groups;
   for (const LoadedRecord* loaded : a) groups[base_key(loaded->record, with_device)].first.push_back(loaded);
   for (const LoadedRecord* loaded : b) groups[base_key(loaded->record, with_device)].second.push_back(loaded);

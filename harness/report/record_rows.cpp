@@ -162,7 +162,8 @@ void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, d
     const MemoryRecord& b = rows.b().memory;
     if (metrics.wants("outcome")) rows.outcome();
     rows.setting_changes();
-    if (metrics.wants("peak_allocated")) rows.bytes("peak_allocated", a.peak_allocated, b.peak_allocated, threshold, exact);
+    if (metrics.wants("peak_allocated"))
+      rows.bytes("peak_allocated", a.peak_allocated, b.peak_allocated, threshold, exact);
     if (metrics.wants("peak_reserved")) rows.bytes("peak_reserved", a.peak_reserved, b.peak_reserved, threshold, exact);
     if (metrics.wants("need")) {
       // The need is planned without a cap: comparable whether or not either run ran out.
@@ -179,7 +180,8 @@ void add_record_rows(const RecordMatch& match, const MetricSelection& metrics, d
       for (const auto& [tag, bytes] : a.per_tag_peak) tags[tag].first = bytes;
       for (const auto& [tag, bytes] : b.per_tag_peak) tags[tag].second = bytes;
       for (const auto& [tag, peaks] : tags) {
-        if (peaks.first != 0 || peaks.second != 0) rows.bytes("tag " + tag, peaks.first, peaks.second, threshold, exact);
+        if (peaks.first != 0 || peaks.second != 0)
+          rows.bytes("tag " + tag, peaks.first, peaks.second, threshold, exact);
       }
     }
     if (metrics.wants("throughput") && !pair.across_devices) rows.throughput(threshold);

@@ -31,8 +31,9 @@ FileKind classify(const Json& json) {
   if (json.is_object() && json.contains("traceEvents")) return FileKind::chrome_trace;  // traces, OOM dumps
   if (json.is_object() && json.contains("schema_version") && json.contains("runs")) return FileKind::suite_summary;
   if (json.is_object() && json.contains("schema_version") && json.contains("scenario")) return FileKind::records;
-  if (json.is_array() && !json.empty() &&
-      std::all_of(json.begin(), json.end(), [](const Json& item) { return item.is_object() && item.contains("scenario"); })) {
+  if (json.is_array() && !json.empty() && std::all_of(json.begin(), json.end(), [](const Json& item) {
+        return item.is_object() && item.contains("scenario");
+      })) {
     return FileKind::records;
   }
   return FileKind::other;

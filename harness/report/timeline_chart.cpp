@@ -24,8 +24,8 @@ constexpr const char* kUntaggedColour = "#1f77b4";
 constexpr const char* kUntaggedLabel = "allocated (no tags)";
 
 // Bottom to top: what lives the whole run first, what comes and goes on top.
-constexpr std::array<Tag, memory::kTagCount> kStackOrder = {Tag::weights, Tag::optimizer, Tag::grads, Tag::data,
-                                                             Tag::workspace, Tag::other, Tag::activations, Tag::retained};
+constexpr std::array<Tag, memory::kTagCount> kStackOrder = {
+    Tag::weights, Tag::optimizer, Tag::grads, Tag::data, Tag::workspace, Tag::other, Tag::activations, Tag::retained};
 
 struct Column {
   std::array<double, memory::kTagCount> tag_bytes{};
@@ -45,7 +45,8 @@ Series sample(const RecordedTrace& trace) {
   Series series;
   series.columns.resize(kColumns);
   std::array<double, memory::kTagCount> tags{};
-  for (const auto& [key, block] : trace.before.blocks()) tags[static_cast<int>(block.tag)] += static_cast<double>(block.bytes);
+  for (const auto& [key, block] : trace.before.blocks())
+    tags[static_cast<int>(block.tag)] += static_cast<double>(block.bytes);
   double allocated = static_cast<double>(trace.before.allocated());
   double reserved = static_cast<double>(trace.before.reserved());
   const std::size_t n = trace.events.size();
@@ -151,9 +152,11 @@ void draw_panel(Svg& svg, double top, const TimelinePanel& panel, const Series& 
     svg.text(area.left + 7, label_y + 11, label, {11});
   }
   std::vector<std::pair<double, std::string>> ooms;  // (x, label)
-  for (const auto& [x, step] : series.ooms) ooms.emplace_back(x, step >= 0 ? "OOM in step " + std::to_string(step) : "OOM");
+  for (const auto& [x, step] : series.ooms)
+    ooms.emplace_back(x, step >= 0 ? "OOM in step " + std::to_string(step) : "OOM");
   if (ooms.empty() && panel.oom) {
-    ooms.emplace_back(1.0, std::string("OOM") + (panel.oom_step >= 0 ? " in step " + std::to_string(panel.oom_step) : "") +
+    ooms.emplace_back(1.0, std::string("OOM") +
+                               (panel.oom_step >= 0 ? " in step " + std::to_string(panel.oom_step) : "") +
                                ", outside the allocator");
   }
   for (const auto& [x, label] : ooms) {
@@ -181,7 +184,8 @@ std::string timeline_svg(const std::string& title, const std::vector<TimelinePan
   for (const TimelinePanel& panel : panels) {
     series.push_back(sample(*panel.trace));
     ymax = std::max(ymax, series.back().peak_reserved);
-    if (panel.budget != std::numeric_limits<std::uint64_t>::max()) ymax = std::max(ymax, static_cast<double>(panel.budget));
+    if (panel.budget != std::numeric_limits<std::uint64_t>::max())
+      ymax = std::max(ymax, static_cast<double>(panel.budget));
     for (int t = 0; t < memory::kTagCount; ++t) used[t] = used[t] || series.back().tag_used[t];
   }
   const bool untagged = std::none_of(used.begin(), used.end(), [](bool u) { return u; }) ||

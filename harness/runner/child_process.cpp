@@ -148,7 +148,8 @@ std::unique_ptr<RankProcess> launch_rank_process(const RunRequest& request, int 
   mine.trace_path.clear();
   mine.oom_dump_path.clear();
   mine.quiet = true;  // rank 0 speaks for the run
-  return std::make_unique<ChildRankProcess>(mine, std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + visible_gpu_of(rank)});
+  return std::make_unique<ChildRankProcess>(mine,
+                                            std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + visible_gpu_of(rank)});
 }
 
 int child_main(int argc, char** argv) {

@@ -106,7 +106,8 @@ KnobSpec KnobSpec::boolean(std::string name, std::string description) {
 std::string KnobSpec::accepted() const {
   switch (kind) {
     case Kind::integer:
-      return (multiple_of > 1 ? "a multiple of " + std::to_string(multiple_of) + " in " : std::string("a whole number ")) +
+      return (multiple_of > 1 ? "a multiple of " + std::to_string(multiple_of) + " in "
+                              : std::string("a whole number ")) +
              std::to_string(min) + ".." + std::to_string(max);
     case Kind::choice: return "one of " + join(choices) + (other_value ? ", or " + other_accepted : "");
     case Kind::boolean: return "true or false";

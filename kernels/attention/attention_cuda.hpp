@@ -1,7 +1,7 @@
 // CUDA launchers behind attention.hpp (defined in naive_attention.cu and fused_attention.cu).
 // Declared without CUDA types so attention.cpp can call them behind OOMLAB_WITH_CUDA; pointers
-// are device pointers to contiguous (heads, T, D) data (k, v, dk, dv: (heads / group, T, D)), `is_bf16` picks bf16 over f32, the
-// stream comes last.
+// are device pointers to contiguous (heads, T, D) data (k, v, dk, dv: (heads / group, T, D)), `is_bf16` picks bf16 over
+// f32, the stream comes last.
 #pragma once
 #include <cstdint>
 

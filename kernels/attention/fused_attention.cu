@@ -15,11 +15,10 @@
 // lse log2e) is recomputed, dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta),
 // dK += dS^T Q (all from registers; P^T kept as bf16 fragments), and dS^T goes through shared
 // memory (double-buffered) so the block adds its dQ = dS K share to an f32 accumulator with
-// float2 atomics (two f32 atomics before compute 9.0); tile m-1's dQ product runs beside tile m's math, one barrier per tile.
-// A preprocessing kernel computes delta = rowsum(dO * O), a postprocessing kernel scales and
-// rounds dQ to bf16. Both directions hand out the longest causal blocks of every head first.
-// On Hopper (sm_90a build, compute 9.0) the backward's main pass for D = 64 is
-// flash_backward_sm90.cu's wgmma kernel instead (same algorithm, same scratch).
+// float2 atomics (two f32 atomics before compute 9.0); tile m-1's dQ product runs beside tile m's math, one barrier per
+// tile. A preprocessing kernel computes delta = rowsum(dO * O), a postprocessing kernel scales and rounds dQ to bf16.
+// Both directions hand out the longest causal blocks of every head first. On Hopper (sm_90a build, compute 9.0) the
+// backward's main pass for D = 64 is flash_backward_sm90.cu's wgmma kernel instead (same algorithm, same scratch).
 // Grouped-query attention (k, v of heads / group heads): the forward's block for query head h
 // reads K/V head h / group; a backward block owns one K/V head's keys and walks the query tiles
 // of each of its group's query heads in turn (flash::query_step), so dK and dV sum over the
@@ -530,7 +529,8 @@ flash_backward_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, co
     // dS^T of this warp's keys x the tile's queries (zero where P is zero).
     float ds_acc[kRowTiles][kQueryTiles][4];
     for (int r = 0; r < kRowTiles; ++r) {
-      for (int n = 0; n < kQueryTiles; ++n) ds_acc[r][n][0] = ds_acc[r][n][1] = ds_acc[r][n][2] = ds_acc[r][n][3] = 0.0f;
+      for (int n = 0; n < kQueryTiles; ++n)
+        ds_acc[r][n][0] = ds_acc[r][n][1] = ds_acc[r][n][2] = ds_acc[r][n][3] = 0.0f;
     }
     // No causal skip for warps whose keys all follow the tile's queries (the masked P and dS
     // come out zero): a branch here would split the code that should interleave with dQ above.

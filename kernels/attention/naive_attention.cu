@@ -213,7 +213,8 @@ void naive_attention_backward(AttentionShape s, bool is_bf16, const void* q, con
   gemm_batched(handle, {true, false, z.T, z.D, z.rows, probs, z.T, z.group_tt, d_out, z.D, z.group_td, dv, z.D, z.td},
                z.kv_heads, type);
   // dP = dO V^T (group T x T) into the workspace, then dS in place
-  gemm_batched(handle, {false, true, z.rows, z.T, z.D, d_out, z.D, z.group_td, v, z.D, z.td, workspace, z.T, z.group_tt},
+  gemm_batched(handle,
+               {false, true, z.rows, z.T, z.D, d_out, z.D, z.group_td, v, z.D, z.td, workspace, z.T, z.group_tt},
                z.kv_heads, type);
   if (is_bf16) launch_causal_softmax_backward<__nv_bfloat16>(s, probs, workspace, cuda_stream);
   else launch_causal_softmax_backward<float>(s, probs, workspace, cuda_stream);

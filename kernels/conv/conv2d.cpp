@@ -103,8 +103,9 @@ void check_epilogue(const ConvEpilogue& epilogue, const Tensor& out, bool backwa
                                                "sign from its output), got " << epilogue.slope);
   }
   if (backward) {
-    OOMLAB_CHECK(epilogue.activation == epilogue.activation_output.defined(),
-                 op << ": an epilogue activation needs activation_output (the forward's activated output), and only then");
+    OOMLAB_CHECK(
+        epilogue.activation == epilogue.activation_output.defined(),
+        op << ": an epilogue activation needs activation_output (the forward's activated output), and only then");
   } else {
     OOMLAB_CHECK(!epilogue.activation_output.defined(), op << ": the forward epilogue takes no activation_output");
   }

@@ -394,7 +394,8 @@ void conv2d_forward_cuda(DType dtype, const Conv2dGeometry& g, const void* x, co
   }
   dispatch_float(dtype, "conv2d_forward", [&](auto zero) {
     using T = decltype(zero);
-    if (shifted_conv_if_it_applies<T>(g, g.k, g.pad, false, g.p, g.q, x, w, bias, y, epilogue, as_cuda_stream(stream))) {
+    if (shifted_conv_if_it_applies<T>(g, g.k, g.pad, false, g.p, g.q, x, w, bias, y, epilogue,
+                                      as_cuda_stream(stream))) {
       return;
     }
     ForwardGemm<T> view{};

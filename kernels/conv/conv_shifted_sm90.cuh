@@ -76,8 +76,10 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
   for (int i = threadIdx.x; i < kShiftedConvTaps * kShiftedConvTaps * kShiftedConvChannels * 8; i += 256) {
     const int tap = i / (kShiftedConvChannels * 8), line = i / 8 % kShiftedConvChannels, chunk = i % 8;
     const int source_tap = params.flip ? kShiftedConvTaps * kShiftedConvTaps - 1 - tap : tap;
-    const T* from = params.w + (static_cast<std::int64_t>(k0 + line) * kShiftedConvTaps * kShiftedConvTaps + source_tap) *
-                                   kShiftedConvChannels + chunk * 8;
+    const T* from = params.w +
+                    (static_cast<std::int64_t>(k0 + line) * kShiftedConvTaps * kShiftedConvTaps + source_tap) *
+                        kShiftedConvChannels +
+                    chunk * 8;
     cp_async_16(weights + tap * kShiftedConvChannels * 128 + swizzled_chunk_offset(line, chunk), from, true);
   }
   cp_async_commit();
@@ -95,7 +97,8 @@ __global__ void __launch_bounds__(256, 1) shifted_conv_kernel(ShiftedConv<T> par
       const int h = p + r - params.pad, w = q0 - params.pad + line % kShiftedConvLines;
       const bool valid = static_cast<unsigned>(h) < static_cast<unsigned>(params.H) &&
                          static_cast<unsigned>(w) < static_cast<unsigned>(params.W);
-      const T* from = params.x + ((static_cast<std::int64_t>(n) * params.H + h) * params.W + w) * kShiftedConvChannels + chunk * 8;
+      const T* from =
+          params.x + ((static_cast<std::int64_t>(n) * params.H + h) * params.W + w) * kShiftedConvChannels + chunk * 8;
       cp_async_16(stage + swizzled_chunk_offset(line, chunk), valid ? from : params.x, valid);
     }
   };

@@ -347,8 +347,9 @@ __global__ void __launch_bounds__(kNarrowOutThreads, 4) narrow_out_kernel(Narrow
       for (int i = 0; i < kNarrowTileRows; ++i) {
         if (kTransposed && rows[i] < 0) continue;  // a row between dy pixels (warp-uniform)
         float values[4];
-        unpack(*reinterpret_cast<const float4*>(quad_cells + (rows[i] * p.cells_cols + cell_col) * kNarrowOutCellStride),
-               values);
+        unpack(
+            *reinterpret_cast<const float4*>(quad_cells + (rows[i] * p.cells_cols + cell_col) * kNarrowOutCellStride),
+            values);
 #pragma unroll
         for (int e = 0; e < 4; ++e)
 #pragma unroll
@@ -366,7 +367,8 @@ __global__ void __launch_bounds__(kNarrowOutThreads, 4) narrow_out_kernel(Narrow
     float values[kNarrowMax] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int n = 0; n < kNarrow; ++n) values[n] = acc[i][n];
-    sums[(quad * kNarrowTileRows + i) * kNarrowTileCols + column] = make_float4(values[0], values[1], values[2], values[3]);
+    sums[(quad * kNarrowTileRows + i) * kNarrowTileCols + column] =
+        make_float4(values[0], values[1], values[2], values[3]);
   }
   __syncthreads();
   const float* sum_values = reinterpret_cast<const float*>(sums);
@@ -439,7 +441,8 @@ NarrowConv<T> make_narrow_conv(const Conv2dGeometry& g, bool transposed, const T
 
 template <bool kNarrowOut, class T, int kNarrow, bool kTransposed>
 void launch_narrow_variant(const NarrowConv<T>& p, std::int64_t tiles, std::size_t bytes, cudaStream_t stream) {
-  const auto kernel = kNarrowOut ? narrow_out_kernel<T, kNarrow, kTransposed> : narrow_in_kernel<T, kNarrow, kTransposed>;
+  const auto kernel =
+      kNarrowOut ? narrow_out_kernel<T, kNarrow, kTransposed> : narrow_in_kernel<T, kNarrow, kTransposed>;
   if (bytes > 48 * 1024) allow_shared_bytes(kernel, bytes);  // above the default: what it needs
   OOMLAB_CHECK(tiles <= 0x7fffffff, "conv2d: " << tiles << " tiles are too many for the direct kernels");
   const dim3 grid(static_cast<unsigned>(tiles),

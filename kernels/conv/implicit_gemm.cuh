@@ -368,7 +368,8 @@ __device__ __forceinline__ void write_output_tile(const View& view, const typena
       view.epilogue.apply(pack, at);
       store128(view.out + at, pack);
     } else {
-      for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent; ++e) {
+      for (int e = 0; e < CTile::kVec && along + e < CTile::kContiguous && contiguous0 + along + e < contiguous_extent;
+           ++e) {
         Out value = staged[e];
         view.epilogue.apply(value, at + e);
         view.out[at + e] = value;

@@ -75,8 +75,8 @@ struct ShufflePacks {
     div_h.divmod(nh, n, h);
     const std::int64_t low_at = static_cast<std::int64_t>(pixel) * low_channels + pack * kVec;
     // High pixel (h*r, w*r) of image n: row (n*H + h)*r of the high image stack.
-    const std::int64_t high_corner = (static_cast<std::int64_t>(nh) * factor * high_w + static_cast<std::int64_t>(w) * factor) *
-                                     high_channels;
+    const std::int64_t high_corner =
+        (static_cast<std::int64_t>(nh) * factor * high_w + static_cast<std::int64_t>(w) * factor) * high_channels;
     Pack128<T> values;
     if constexpr (kForward) values = load128(src + low_at);
 #pragma unroll

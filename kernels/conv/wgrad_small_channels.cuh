@@ -140,7 +140,8 @@ __global__ void __launch_bounds__(kSmallWgradThreads, 2)
       float4* destination = reinterpret_cast<float4*>(wide_tile + position * kSmallWgradWideStride + part * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; e += 4) {
-        destination[e / 4] = make_float4(values[load][e], values[load][e + 1], values[load][e + 2], values[load][e + 3]);
+        destination[e / 4] =
+            make_float4(values[load][e], values[load][e + 1], values[load][e + 2], values[load][e + 3]);
       }
     }
 

@@ -77,8 +77,12 @@ __device__ __forceinline__ void wgmma_wait() {
 // operand list and bindings, then one wgmma with both operands in shared memory: scale-d comes in
 // as the register scale_d (1: accumulate, 0: overwrite), the A and B scales are +1.
 #define OOMLAB_WGMMA_REGS16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-#define OOMLAB_WGMMA_REGS32 OOMLAB_WGMMA_REGS16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define OOMLAB_WGMMA_REGS64 OOMLAB_WGMMA_REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define OOMLAB_WGMMA_REGS32 \
+  OOMLAB_WGMMA_REGS16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define OOMLAB_WGMMA_REGS64                                                                                         \
+  OOMLAB_WGMMA_REGS32                                                                                               \
+      ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, " \
+      "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define OOMLAB_WGMMA_D16 \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
@@ -113,17 +117,21 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, s
     if constexpr (std::is_same_v<T, float>) {
       OOMLAB_WGMMA_SS("m64n64k8.f32.tf32.tf32", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1", OOMLAB_WGMMA_D32);
     } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0", OOMLAB_WGMMA_D32);
+      OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0",
+                      OOMLAB_WGMMA_D32);
     } else {
-      OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0", OOMLAB_WGMMA_D32);
+      OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 0, 0",
+                      OOMLAB_WGMMA_D32);
     }
   } else {
     if constexpr (std::is_same_v<T, float>) {
       OOMLAB_WGMMA_SS("m64n128k8.f32.tf32.tf32", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1", OOMLAB_WGMMA_D64);
     } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      OOMLAB_WGMMA_SS("m64n128k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0", OOMLAB_WGMMA_D64);
+      OOMLAB_WGMMA_SS("m64n128k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0",
+                      OOMLAB_WGMMA_D64);
     } else {
-      OOMLAB_WGMMA_SS("m64n128k16.f32.f16.f16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0", OOMLAB_WGMMA_D64);
+      OOMLAB_WGMMA_SS("m64n128k16.f32.f16.f16", OOMLAB_WGMMA_REGS64, "%66, 0", "%64, %65, p, 1, 1, 0, 0",
+                      OOMLAB_WGMMA_D64);
     }
   }
 #else
@@ -154,9 +162,11 @@ __device__ __forceinline__ void wgmma_n64_mn_mn(float (&d)[32], std::uint64_t a,
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "wgmma_n64_mn_mn: bf16 or f16");
 #if OOMLAB_WGMMA
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1", OOMLAB_WGMMA_D32);
+    OOMLAB_WGMMA_SS("m64n64k16.f32.bf16.bf16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1",
+                    OOMLAB_WGMMA_D32);
   } else {
-    OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1", OOMLAB_WGMMA_D32);
+    OOMLAB_WGMMA_SS("m64n64k16.f32.f16.f16", OOMLAB_WGMMA_REGS32, "%34, 0", "%32, %33, p, 1, 1, 1, 1",
+                    OOMLAB_WGMMA_D32);
   }
 #else
   (void)d, (void)a, (void)b, (void)scale_d;

@@ -43,7 +43,8 @@ std::int64_t check_qkv(const char* op, const Tensor& qkv, const KvLayout& layout
 // The K (kv 0) or V (kv 1) vector of KV head `head` at token `t` of a sequence, as f32.
 void load_cached(std::vector<float>& into, const KvLayout& layout, const std::int64_t* table, std::int64_t block_tokens,
                  std::int64_t t, std::int64_t layer, int kv, std::int64_t head) {
-  const char* slot = slot_address(table[t / block_tokens]) + static_cast<std::size_t>(t % block_tokens) * layout.slot_bytes();
+  const char* slot =
+      slot_address(table[t / block_tokens]) + static_cast<std::size_t>(t % block_tokens) * layout.slot_bytes();
   const std::size_t index = layout.vector_index(layer, kv, head);
   const char* vector = slot + layout.vector_offset(index);
   const std::size_t dim = static_cast<std::size_t>(layout.head_dim);
@@ -51,7 +52,8 @@ void load_cached(std::vector<float>& into, const KvLayout& layout, const std::in
   if (layout.quantized()) {
     float scale;
     std::memcpy(&scale, slot + layout.scale_offset(index), sizeof scale);
-    for (std::size_t d = 0; d < dim; ++d) into[d] = static_cast<float>(reinterpret_cast<const std::int8_t*>(vector)[d]) * scale;
+    for (std::size_t d = 0; d < dim; ++d)
+      into[d] = static_cast<float>(reinterpret_cast<const std::int8_t*>(vector)[d]) * scale;
   } else {
     for (std::size_t d = 0; d < dim; ++d) into[d] = load_as_float(vector, layout.dtype, d);
   }
@@ -64,7 +66,8 @@ void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& sl
     char* slot = slot_address(addresses[n]);
     for (int kv = 0; kv < 2; ++kv) {
       for (std::int64_t g = 0; g < layout.kv_heads; ++g) {
-        const std::size_t source = static_cast<std::size_t>(((n * qkv.dim(1)) + heads + kv * layout.kv_heads + g) * dim);
+        const std::size_t source =
+            static_cast<std::size_t>(((n * qkv.dim(1)) + heads + kv * layout.kv_heads + g) * dim);
         const std::size_t index = layout.vector_index(layer, kv, g);
         char* vector = slot + layout.vector_offset(index);
         if (!layout.quantized()) {
@@ -76,7 +79,8 @@ void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& sl
         }
         float absmax = 0.0f;
         for (std::int64_t d = 0; d < dim; ++d) {
-          absmax = std::max(absmax, std::fabs(load_as_float(qkv.data(), qkv.dtype(), source + static_cast<std::size_t>(d))));
+          absmax =
+              std::max(absmax, std::fabs(load_as_float(qkv.data(), qkv.dtype(), source + static_cast<std::size_t>(d))));
         }
         const float inverse = int8_inverse_scale(absmax), scale = int8_scale_from_absmax(absmax);
         for (std::int64_t d = 0; d < dim; ++d) {
@@ -123,7 +127,8 @@ void host_decode(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::in
         const float p = std::exp(scores[static_cast<std::size_t>(t)] - max_score);
         sum += p;
         load_cached(value, layout, table, block_tokens, t, layer, 1, h / group);
-        for (std::int64_t d = 0; d < dim; ++d) acc[static_cast<std::size_t>(d)] += p * value[static_cast<std::size_t>(d)];
+        for (std::int64_t d = 0; d < dim; ++d)
+          acc[static_cast<std::size_t>(d)] += p * value[static_cast<std::size_t>(d)];
       }
       for (std::int64_t d = 0; d < dim; ++d) {
         store_value(out.data(), out.dtype(), static_cast<std::size_t>((n * heads + h) * dim + d),
@@ -215,7 +220,8 @@ void rope_at_positions(Tensor& x, std::int64_t rotated_heads, const Tensor& posi
           for (std::int64_t i = 0; i < half; ++i) {
             const std::size_t a = start + static_cast<std::size_t>(i), b = a + static_cast<std::size_t>(half);
             float first = load_as_float(x.data(), x.dtype(), a), second = load_as_float(x.data(), x.dtype(), b);
-            rope_rotate_pair(first, second, rope_angle(position, static_cast<int>(i), static_cast<int>(dim), base), false);
+            rope_rotate_pair(first, second, rope_angle(position, static_cast<int>(i), static_cast<int>(dim), base),
+                             false);
             store_value(x.data(), x.dtype(), a, first);
             store_value(x.data(), x.dtype(), b, second);
           }
@@ -246,7 +252,8 @@ void greedy_argmax(Tensor& tokens, const Tensor& logits, std::int64_t vocab) {
         std::int32_t best = 0;
         float best_value = -std::numeric_limits<float>::infinity();
         for (std::int64_t v = 0; v < vocab; ++v) {
-          const float value = load_as_float(logits.data(), logits.dtype(), static_cast<std::size_t>(n * logits.dim(1) + v));
+          const float value =
+              load_as_float(logits.data(), logits.dtype(), static_cast<std::size_t>(n * logits.dim(1) + v));
           if (value > best_value) {  // strict: the first of equal values wins; NaN never does
             best_value = value;
             best = static_cast<std::int32_t>(v);

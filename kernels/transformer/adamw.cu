@@ -77,7 +77,9 @@ void adamw_step(const std::vector<AdamWTensors>& tensors, const AdamWConfig& con
   for (std::size_t first = 0; first < tensors.size(); ++first) {
     if (done[first]) continue;
     const DType grad_dtype = tensors[first].grad.dtype();
-    auto param_dtype_of = [](const AdamWTensors& t) { return t.param_copy.defined() ? t.param_copy.dtype() : DType::f32; };
+    auto param_dtype_of = [](const AdamWTensors& t) {
+      return t.param_copy.defined() ? t.param_copy.dtype() : DType::f32;
+    };
     const DType param_dtype = param_dtype_of(tensors[first]);
     std::vector<ChunkedTensor<kAdamLists>> chunked;
     for (std::size_t i = first; i < tensors.size(); ++i) {

@@ -42,7 +42,8 @@ void adamw8bit_step(Tensor& master, Tensor& param_copy, const Tensor& grad, Tens
   check_state(op, "v", v_codes, v_absmax, n);
   if (param_copy.defined()) {
     check_dtype(op, "param_copy", param_copy, kFloatDtypes);
-    OOMLAB_CHECK(param_copy.numel() == n, op << ": param_copy " << param_copy.describe() << " differs in size from master");
+    OOMLAB_CHECK(param_copy.numel() == n,
+                 op << ": param_copy " << param_copy.describe() << " differs in size from master");
   }
   OOMLAB_CHECK(step >= 1, op << ": step " << step << " must count from 1");
   check_same_device(op, {&master, &param_copy, &grad, &m_codes, &m_absmax, &v_codes, &v_absmax});

@@ -27,7 +27,8 @@ OOMLAB_HOST_DEVICE inline float dynamic_decade_scale(int k) {
 OOMLAB_HOST_DEVICE inline float dynamic_magnitude(bool is_signed, int p) {
   for (int k = 0; k < kDynamicDecades; ++k) {
     const int levels = is_signed ? (1 << k) : (2 << k);
-    if (p < levels) return dynamic_decade_scale(k) * (0.1f + 0.9f * (static_cast<float>(p) + 0.5f) / static_cast<float>(levels));
+    if (p < levels)
+      return dynamic_decade_scale(k) * (0.1f + 0.9f * (static_cast<float>(p) + 0.5f) / static_cast<float>(levels));
     p -= levels;
   }
   return 1.0f;

@@ -62,7 +62,8 @@ __global__ void embedding_backward_wte_kernel(G* dwte, const T* dout, const std:
     if (threadIdx.x == 0) {  // the matches of these 256 positions, in ascending order
       unsigned n = 0;
       for (unsigned w = 0; w < kWarps; ++w) {
-        for (unsigned b = match_bits[w]; b != 0; b &= b - 1) matches[n++] = static_cast<std::uint32_t>(w * 32 + __ffs(b) - 1);
+        for (unsigned b = match_bits[w]; b != 0; b &= b - 1)
+          matches[n++] = static_cast<std::uint32_t>(w * 32 + __ffs(b) - 1);
       }
       match_count = n;
     }

@@ -123,8 +123,8 @@ void clip_grads(const std::vector<Tensor>& grads, const Tensor& norm, float max_
     dispatch_float(dtype, "clip_grads_by_norm", [&](auto zero) {
       using T = decltype(zero);
       launch_chunked(chunks_of_dtype<T>(grads, dtype), [&](const ChunkBatch<1>& batch) {
-        clip_kernel<T><<<batch.chunk_count, kChunkBlock, 0, as_cuda_stream(stream)>>>(batch, norm.data_as<const float>(),
-                                                                                   max_norm);
+        clip_kernel<T><<<batch.chunk_count, kChunkBlock, 0, as_cuda_stream(stream)>>>(
+            batch, norm.data_as<const float>(), max_norm);
         OOMLAB_CUDA_CHECK_LAUNCH();
       });
     });

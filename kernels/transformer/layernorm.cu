@@ -202,7 +202,8 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
     constexpr int kVec = 16 / sizeof(T);
     constexpr int kMaxChunks = kRegisterColumns / (32 * kVec);
     const int chunks = static_cast<int>(ceil_div(static_cast<std::size_t>(cols), 32 * kVec));
-    if (chunks >= 1 && chunks <= kMaxChunks && row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
+    if (chunks >= 1 && chunks <= kMaxChunks &&
+        row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
       auto launch = [&](auto chunk_count) {
         constexpr int CHUNKS = decltype(chunk_count)::value;
         auto kernel = layernorm_backward_register_kernel<T, kVec, CHUNKS>;

@@ -136,9 +136,11 @@ void column_sum_accumulate(Tensor& dbias, const Tensor& dc, memory::StreamHandle
     const unsigned row_groups = static_cast<unsigned>(std::max<std::size_t>(1, std::min(wanted, most)));
     const dim3 grid(static_cast<unsigned>(column_blocks), row_groups), block(32, kColumnLanes);
     if (vectorized) {
-      column_sum_vector_kernel<T><<<grid, block, 0, as_cuda_stream(stream)>>>(dbias.data_as<float>(), dc.data_as<const T>(), rows, cols);
+      column_sum_vector_kernel<T>
+          <<<grid, block, 0, as_cuda_stream(stream)>>>(dbias.data_as<float>(), dc.data_as<const T>(), rows, cols);
     } else {
-      column_sum_kernel<T><<<grid, block, 0, as_cuda_stream(stream)>>>(dbias.data_as<float>(), dc.data_as<const T>(), rows, cols);
+      column_sum_kernel<T>
+          <<<grid, block, 0, as_cuda_stream(stream)>>>(dbias.data_as<float>(), dc.data_as<const T>(), rows, cols);
     }
     OOMLAB_CUDA_CHECK_LAUNCH();
   });

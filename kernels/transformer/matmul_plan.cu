@@ -73,7 +73,8 @@ std::vector<cublasLtMatmulAlgo_t> candidates(const MatmulProblem& p, MatmulPlan&
                                                      preference, count, results.data(), &found));
   std::vector<cublasLtMatmulAlgo_t> algos;
   for (int i = 0; i < found; ++i) {
-    if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) algos.push_back(results[static_cast<std::size_t>(i)].algo);
+    if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+      algos.push_back(results[static_cast<std::size_t>(i)].algo);
   }
   return algos;
 }

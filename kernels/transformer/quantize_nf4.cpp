@@ -72,7 +72,8 @@ void quantize_on_host(Tensor& codes, Tensor& absmax_q, Tensor& absmax_scale, con
   // 2. The offset: the mean of all absmax, summed in double per 256-block, then over the blocks.
   for (std::int64_t g = 0; g < groups; ++g) {
     double sum = 0.0;
-    for (std::int64_t b = g * kNf4AbsmaxBlock; b < std::min(blocks, (g + 1) * kNf4AbsmaxBlock); ++b) sum += block_absmax[b];
+    for (std::int64_t b = g * kNf4AbsmaxBlock; b < std::min(blocks, (g + 1) * kNf4AbsmaxBlock); ++b)
+      sum += block_absmax[b];
     partial_sums[g] = sum;
   }
   double total = 0.0;
@@ -84,7 +85,8 @@ void quantize_on_host(Tensor& codes, Tensor& absmax_q, Tensor& absmax_scale, con
   for (std::int64_t g = 0; g < groups; ++g) {
     const std::int64_t end = std::min(blocks, (g + 1) * kNf4AbsmaxBlock);
     float scale = 0.0f;
-    for (std::int64_t b = g * kNf4AbsmaxBlock; b < end; ++b) scale = std::fmax(scale, std::fabs(block_absmax[b] - offset));
+    for (std::int64_t b = g * kNf4AbsmaxBlock; b < end; ++b)
+      scale = std::fmax(scale, std::fabs(block_absmax[b] - offset));
     scales[g] = scale;
     for (std::int64_t b = g * kNf4AbsmaxBlock; b < end; ++b) {
       absmax_codes[b] = nf4_quantize_absmax(signed_dynamic_map(), block_absmax[b] - offset, scale);
@@ -100,7 +102,8 @@ void dequantize_on_host(Tensor& out, const Tensor& codes, const Tensor& absmax_q
   const float* scales = absmax_scale.data_as<const float>();
   for (std::int64_t b = 0; b < blocks; ++b) {
     const float absmax = nf4_absmax(signed_dynamic_map(), absmax_codes[b], scales[b / kNf4AbsmaxBlock], scales[groups]);
-    for (std::size_t i = static_cast<std::size_t>(b * kNf4Block); i < static_cast<std::size_t>((b + 1) * kNf4Block); i += 2) {
+    for (std::size_t i = static_cast<std::size_t>(b * kNf4Block); i < static_cast<std::size_t>((b + 1) * kNf4Block);
+         i += 2) {
       store_value(out.data(), out.dtype(), i, nf4_value(nf4_first(code_bytes[i / 2])) * absmax);
       store_value(out.data(), out.dtype(), i + 1, nf4_value(nf4_second(code_bytes[i / 2])) * absmax);
     }

@@ -1,4 +1,5 @@
-// Scratch probe run once on the H200 (nvcc -O2 ring_setup-probe.cu; log: ring_setup-db91234.log): the cost of making and freeing a pinned ring, cudaHostAlloc against mmap + touch + cudaHostRegister.
+// Scratch probe run once on the H200 (nvcc -O2 ring_setup-probe.cu; log: ring_setup-db91234.log): the cost of making
+// and freeing a pinned ring, cudaHostAlloc against mmap + touch + cudaHostRegister.
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 #include <chrono>
@@ -10,7 +11,11 @@ using C = std::chrono::steady_clock;
 double since(C::time_point t) { return std::chrono::duration<double>(C::now() - t).count() * 1e3; }
 void touch(char* p, size_t n, int threads) {
   std::vector<std::thread> ts;
-  for (int t = 0; t < threads; ++t) ts.emplace_back([=] { size_t b = n / threads * t, e = t + 1 == threads ? n : n / threads * (t + 1); memset(p + b, 0, e - b); });
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([=] {
+      size_t b = n / threads * t, e = t + 1 == threads ? n : n / threads * (t + 1);
+      memset(p + b, 0, e - b);
+    });
   for (auto& t : ts) t.join();
 }
 int main() {
@@ -29,7 +34,10 @@ int main() {
         cudaError_t e = cudaHostRegister(q, n, cudaHostRegisterDefault);
         double r = since(t);
         auto t2 = C::now(); cudaHostUnregister(q); munmap(q, n); double u = since(t2);
-        printf("%4zu MiB rep %d: hostalloc %.1f ms free %.1f | mmap%s touch %.1f +register %.1f (err %d) unregister+munmap %.1f\n", mib, rep, a, f, huge ? "+THP" : "", tt, r, (int)e, u);
+        printf(
+            "%4zu MiB rep %d: hostalloc %.1f ms free %.1f | mmap%s touch %.1f +register %.1f (err %d) "
+            "unregister+munmap %.1f\n",
+            mib, rep, a, f, huge ? "+THP" : "", tt, r, (int)e, u);
       }
     }
   }

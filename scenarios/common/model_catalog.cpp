@@ -22,7 +22,8 @@ std::vector<ModelListing> transformer_presets() {
   std::vector<ModelListing> models;
   for (const std::string& name : model::transformer_preset_names()) {
     const model::TransformerConfig config = model::transformer_preset(name);
-    ModelListing listing{name, model::transformer_preset_alias_of(name), shape_of(config), config.parameter_count(), {}};
+    ModelListing listing{
+        name, model::transformer_preset_alias_of(name), shape_of(config), config.parameter_count(), {}};
     model::TrainOptions options;
     listing.bytes.emplace_back("f32", model::parameter_bytes(config, options));
     options.precision = model::Precision::bf16;

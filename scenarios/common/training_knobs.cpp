@@ -96,8 +96,9 @@ TrainingPlan with_training_knobs(TrainingPlan plan, const KnobValues& knobs) {
   const std::int64_t batch = knobs.integer("batch") / ranks;  // this rank's
   const std::int64_t micro_batches = knobs.integer("micro_batches");
   if (batch % micro_batches != 0) {
-    throw std::invalid_argument("batch=" + std::to_string(batch) + " is not a multiple of micro_batches=" +
-                                std::to_string(micro_batches) + ": each micro-batch takes batch / micro_batches sequences");
+    throw std::invalid_argument("batch=" + std::to_string(batch) +
+                                " is not a multiple of micro_batches=" + std::to_string(micro_batches) +
+                                ": each micro-batch takes batch / micro_batches sequences");
   }
   const std::int64_t seq = knobs.integer("seq");
   model::TransformerConfig config = model::resolve_model(knobs.text("model"));

@@ -29,8 +29,9 @@ void TrainingScenario::check_device(const std::string& variant, Scale scale, Dev
   const int present = cuda_device_count();
   if (present < ranks) {
     throw NotOnThisDevice(gpus + " needs " + std::to_string(ranks) + " GPUs (one process each) and this machine has " +
-                          std::to_string(present) + ": simulate the ranks with --device dry (or host), or set gpus to " +
-                          "at most " + std::to_string(present));
+                          std::to_string(present) +
+                          ": simulate the ranks with --device dry (or host), or set gpus to " + "at most " +
+                          std::to_string(present));
   }
 }
 

@@ -17,7 +17,9 @@ class LongContextScenario final : public TrainingScenario {
   LongContextScenario();
 
  protected:
-  TrainingPlan plan(const std::string& variant, Scale scale) const override { return long_context_plan(variant, scale); }
+  TrainingPlan plan(const std::string& variant, Scale scale) const override {
+    return long_context_plan(variant, scale);
+  }
 };
 
 }  // namespace oomlab::scenarios

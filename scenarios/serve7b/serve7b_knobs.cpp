@@ -11,7 +11,8 @@ namespace {
 
 struct ScaleDefaults {
   const char* model;
-  int concurrency, growing_concurrency, prompt_min, prompt_max, output_min, output_max, block_tokens, max_batch_tokens, truncate;
+  int concurrency, growing_concurrency, prompt_min, prompt_max, output_min, output_max, block_tokens, max_batch_tokens,
+      truncate;
 };
 
 ScaleDefaults defaults_of(Scale scale) {
@@ -57,21 +58,25 @@ std::vector<KnobSpec> knob_specs() {
                             }
                             return model::recorded_model_choice(path);
                           }),
-      KnobSpec::integer("concurrency", "sequences running at once (a static batch's size; paged: the most admitted)", 1, 4096),
+      KnobSpec::integer("concurrency", "sequences running at once (a static batch's size; paged: the most admitted)", 1,
+                        4096),
       KnobSpec::integer("prompt_min", "shortest prompt, tokens (lengths uniform in [min, max])", 1, 1 << 20),
       KnobSpec::integer("prompt_max", "longest prompt, tokens", 1, 1 << 20),
       KnobSpec::integer("output_min", "fewest generated tokens a request asks for", 1, 1 << 20),
       KnobSpec::integer("output_max", "most generated tokens a request asks for", 1, 1 << 20),
-      KnobSpec::choice("cache", "KV cache: padded (static batch, reserved for its longest), growing (concatenated "
-                                "each step), paged (blocks, continuous batching, preemption)",
+      KnobSpec::choice("cache",
+                       "KV cache: padded (static batch, reserved for its longest), growing (concatenated "
+                       "each step), paged (blocks, continuous batching, preemption)",
                        {"padded", "growing", "paged"}),
       KnobSpec::choice("dtype", "the weights' dtype (f32: a model never .half()-ed)", {"f32", "bf16"}),
       KnobSpec::choice("kv_dtype", "the KV cache's dtype (int8: absmax per token and head)", {"bf16", "int8"}),
       KnobSpec::integer("block_tokens", "tokens per KV block (paged)", 1, 4096),
-      KnobSpec::integer("max_batch_tokens", "prefill tokens per step (paged); at least prompt_max + output_max - 1, "
-                                            "since a preempted request is recomputed in one prefill",
+      KnobSpec::integer("max_batch_tokens",
+                        "prefill tokens per step (paged); at least prompt_max + output_max - 1, "
+                        "since a preempted request is recomputed in one prefill",
                         1, 1 << 22),
-      KnobSpec::integer("truncate_prompt", "keep only the last N prompt tokens (0: all); changes the answers", 0, 1 << 20),
+      KnobSpec::integer("truncate_prompt", "keep only the last N prompt tokens (0: all); changes the answers", 0,
+                        1 << 20),
       KnobSpec::integer("seed", "the workload's lengths and tokens, and the random weights", 0, 1 << 30),
   };
 }
@@ -141,7 +146,8 @@ serve::ServePlan make_plan(const KnobValues& knobs, int requests) {
   if (w.prompt_min > w.prompt_max) throw std::invalid_argument("serve7b: prompt_min is above prompt_max");
   if (w.output_min > w.output_max) throw std::invalid_argument("serve7b: output_min is above output_max");
   if (plan.engine.cache == serve::CacheKind::paged) {
-    const int longest = (w.truncate_prompt > 0 ? std::min(w.truncate_prompt, w.prompt_max) : w.prompt_max) + w.output_max - 1;
+    const int longest =
+        (w.truncate_prompt > 0 ? std::min(w.truncate_prompt, w.prompt_max) : w.prompt_max) + w.output_max - 1;
     if (plan.max_batch_tokens < longest) {
       throw std::invalid_argument("serve7b: max_batch_tokens " + std::to_string(plan.max_batch_tokens) +
                                   " is below the longest recompute (prompt_max + output_max - 1 = " +

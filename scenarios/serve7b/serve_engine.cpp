@@ -42,8 +42,8 @@ constexpr std::int64_t kOneBlock = std::int64_t{1} << 30;
 ServeEngine::ServeEngine(Device& device, const EngineOptions& options, std::uint32_t seed)
     : device_(device), options_(options) {
   const model::TransformerConfig& c = options_.config;
-  OOMLAB_CHECK(!c.is_gpt2(), "serve7b serves LLaMA-style models (RoPE at each sequence's position); " << c.name
-                                                                                                      << " is GPT-2 style");
+  OOMLAB_CHECK(!c.is_gpt2(),
+               "serve7b serves LLaMA-style models (RoPE at each sequence's position); " << c.name << " is GPT-2 style");
   layout_ = {c.layers, c.kv_head_count(), c.head_dim(), options_.kv_dtype};
   model::TrainOptions train;  // only the precision matters: no gradients or optimizer are made
   train.precision = precision_of(options_.weights_dtype);
@@ -245,13 +245,15 @@ std::int32_t ServeEngine::prefill(int request, const std::vector<std::int32_t>& 
   return next_tokens(x.slice(rows - 1, rows))[0];
 }
 
-std::vector<std::int32_t> ServeEngine::decode(const std::vector<int>& requests, const std::vector<std::int32_t>& last_tokens,
+std::vector<std::int32_t> ServeEngine::decode(const std::vector<int>& requests,
+                                              const std::vector<std::int32_t>& last_tokens,
                                               const std::vector<int>& contexts) {
   TagScope tag(Tag::activations);
   const model::TransformerConfig& c = options_.config;
   const auto rows = static_cast<std::int64_t>(requests.size());
   std::int64_t max_blocks = 1, max_context = 1;
-  for (int request : requests) max_blocks = std::max<std::int64_t>(max_blocks, static_cast<std::int64_t>(caches_.at(request).blocks.size()));
+  for (int request : requests)
+    max_blocks = std::max<std::int64_t>(max_blocks, static_cast<std::int64_t>(caches_.at(request).blocks.size()));
   std::vector<std::int64_t> table(static_cast<std::size_t>(rows * max_blocks), 0), addresses;
   std::vector<std::int32_t> positions;
   for (std::size_t i = 0; i < requests.size(); ++i) {

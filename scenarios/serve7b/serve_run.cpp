@@ -25,7 +25,8 @@ std::int64_t paged_pool_blocks(const ServePlan& plan, ServeEngine& engine, Devic
   const Scheduler sizes(SchedulerSpec{CacheKind::padded, 1, spec.block_tokens, 0, 0}, requests);
   std::int64_t longest = 1;
   for (const Request& r : requests) longest = std::max(longest, sizes.blocks_for(r.max_context()));
-  const std::int64_t useful = longest * std::min<std::int64_t>(plan.concurrency, static_cast<std::int64_t>(requests.size()));
+  const std::int64_t useful =
+      longest * std::min<std::int64_t>(plan.concurrency, static_cast<std::int64_t>(requests.size()));
   const std::size_t budget = device.allocator().config().budget;
   if (budget == memory::AllocatorConfig::kUnlimited) return useful;
   const auto weights = static_cast<std::size_t>(device.allocator().stats().reserved.current);
@@ -111,7 +112,8 @@ ServeOutcome serve(const ServePlan& plan, Device& device, RunContext* context) {
         for (std::size_t i = 0; i < step.decode.size(); ++i) engine.ensure_slots(step.decode[i], contexts[i]);
       }
       const auto next = engine.decode(step.decode, last, contexts);
-      for (std::size_t i = 0; i < step.decode.size(); ++i) outcome.tokens[static_cast<std::size_t>(step.decode[i])].push_back(next[i]);
+      for (std::size_t i = 0; i < step.decode.size(); ++i)
+        outcome.tokens[static_cast<std::size_t>(step.decode[i])].push_back(next[i]);
       made += static_cast<std::int64_t>(step.decode.size());
     }
     if (spec.kind == CacheKind::paged) {

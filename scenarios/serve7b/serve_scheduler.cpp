@@ -19,7 +19,8 @@ Scheduler::Scheduler(const SchedulerSpec& spec, const std::vector<Request>& requ
     : spec_(spec), requests_(requests), state_(requests.size()), free_blocks_(spec.total_blocks) {
   if (spec.concurrency < 1) throw std::invalid_argument("serve7b: concurrency must be at least 1");
   for (const Request& r : requests_) {
-    if (r.id != static_cast<int>(&r - requests_.data())) throw std::invalid_argument("serve7b: request ids must be 0..n-1");
+    if (r.id != static_cast<int>(&r - requests_.data()))
+      throw std::invalid_argument("serve7b: request ids must be 0..n-1");
   }
   if (spec.kind == CacheKind::paged) {
     if (spec.block_tokens < 1) throw std::invalid_argument("serve7b: block_tokens must be at least 1");

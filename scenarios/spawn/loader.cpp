@@ -254,8 +254,8 @@ BatchLoader::BatchLoader(const LoaderOptions& options)
       failures += "; " + std::to_string(failed_workers - 1) + " more of " +
                   std::to_string(options.workers) + " workers failed at start-up as well";
     }
-    const std::string message = "data loader: workers could not start (" + std::string(worker_start_name(options.start)) +
-                                "): " + failures;
+    const std::string message =
+        "data loader: workers could not start (" + std::string(worker_start_name(options.start)) + "): " + failures;
     if (forked_cuda_failure) throw WorkerStartError(message);
     throw std::runtime_error(message);
   }

@@ -205,7 +205,8 @@ void train_srgan_leak(const std::string& variant, RunContext& context, SrganLeak
       }
       for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = sums[l] / static_cast<float>(epoch_stats.size());
     } else {
-      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l) means[l] = layer_sums[l] / static_cast<float>(iterations_seen);
+      for (int l = 0; l < srgan::kDiscriminatorLayers; ++l)
+        means[l] = layer_sums[l] / static_cast<float>(iterations_seen);
     }
     return means;
   };

@@ -51,7 +51,8 @@ inline void expect_same_allocations_as_dry(const ContractCase& c, DeviceKind dev
     }
   }
   try {
-    const KnobValues knobs = resolve_knobs(c.scenario, scenario->knobs(), scenario->variant_knobs(c.variant, scale), {});
+    const KnobValues knobs =
+        resolve_knobs(c.scenario, scenario->knobs(), scenario->variant_knobs(c.variant, scale), {});
     scenario->check_device(c.variant, scale, device, knobs);
   } catch (const NotOnThisDevice& why) {
     GTEST_SKIP() << why.what();

@@ -45,7 +45,8 @@ void require_room(const std::filesystem::path& dir, std::uint64_t bytes, DType d
   if (error || space.available >= bytes + bytes / 64) return;  // a little room for the header
   throw std::runtime_error("generating the checkpoint needs " + format_size(bytes) + " in " + dir.string() +
                            ", which has " + format_size(space.available) + " free: point " +
-                           given_checkpoint_variable(dtype) + " at a checkpoint, or OOMLAB_WEIGHTS7B_DIR at a larger disk");
+                           given_checkpoint_variable(dtype) +
+                           " at a checkpoint, or OOMLAB_WEIGHTS7B_DIR at a larger disk");
 }
 
 }  // namespace
@@ -64,8 +65,9 @@ std::string cached_checkpoint_path(const std::string& preset, DType dtype) {
   // The default cache is this user's own folder under the temp root: a shared, guessable one
   // (another user's, or a link planted there) would have root read or write through it.
   const std::filesystem::path dir =
-      env("OOMLAB_WEIGHTS7B_DIR") ? std::filesystem::path(env("OOMLAB_WEIGHTS7B_DIR"))
-                                  : std::filesystem::path(temp_root()) / ("oomlab-weights7b-" + std::to_string(::geteuid()));
+      env("OOMLAB_WEIGHTS7B_DIR")
+          ? std::filesystem::path(env("OOMLAB_WEIGHTS7B_DIR"))
+          : std::filesystem::path(temp_root()) / ("oomlab-weights7b-" + std::to_string(::geteuid()));
   return (dir / (preset + "-" + dtype_name(dtype) + "-seed" + std::to_string(kCheckpointSeed) +
                  ".safetensors")).string();
 }

@@ -91,10 +91,10 @@ void require_llama_checkpoint(const std::string& label, const std::vector<Tensor
   if (const std::optional<KnownLayout> held = identify(tensors)) {
     const std::string is = label + ": the file is a " + layout_name(held->preset, held->dtype) + " checkpoint; ";
     if (held->dtype != wanted.dtype) {
-      throw std::invalid_argument(is + given_checkpoint_variable(wanted.dtype) + " is read as " + a_dtype(wanted.dtype) +
-                                  " file (" + a_dtype(held->dtype) + " one goes in " +
-                                  given_checkpoint_variable(held->dtype) + ", read with --set dtype=" +
-                                  dtype_name(held->dtype) + ")");
+      throw std::invalid_argument(is + given_checkpoint_variable(wanted.dtype) + " is read as " +
+                                  a_dtype(wanted.dtype) + " file (" + a_dtype(held->dtype) + " one goes in " +
+                                  given_checkpoint_variable(held->dtype) +
+                                  ", read with --set dtype=" + dtype_name(held->dtype) + ")");
     }
     throw std::invalid_argument(is + wanted.chosen_by + " loads " + wanted.preset + " (" +
                                 scale_alternative(held->preset, wanted.chosen_by) + "--set model=" + held->preset +

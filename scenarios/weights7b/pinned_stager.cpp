@@ -56,7 +56,8 @@ class RingMemory {
     if (device.is_dry()) return;
     mapped_bytes_ = bytes + kHugePage;  // room to start on a huge-page boundary
     void* mapped = ::mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED) throw std::runtime_error("pinned staging ring: mmap of " + std::to_string(bytes) + " bytes failed");
+    if (mapped == MAP_FAILED)
+      throw std::runtime_error("pinned staging ring: mmap of " + std::to_string(bytes) + " bytes failed");
     mapped_ = static_cast<std::uint8_t*>(mapped);
     data_ = mapped_ + (kHugePage - reinterpret_cast<std::uintptr_t>(mapped_) % kHugePage) % kHugePage;
     ::madvise(data_, bytes, MADV_HUGEPAGE);  // a hint: without huge pages it is only slower

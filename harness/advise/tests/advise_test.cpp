@@ -73,8 +73,9 @@ TEST(Advise, ALeakIsSentToItsSiteNotToASmallerBatch) {
   EXPECT_TRUE(advice.stop_at_diagnosis);
   EXPECT_TRUE(advice.candidates.empty());
   EXPECT_FALSE(advice.best.has_value());
-  const bool names_site = std::any_of(advice.path.begin(), advice.path.end(),
-                                      [](const std::string& line) { return line.find("epoch_stats") != std::string::npos; });
+  const bool names_site = std::any_of(advice.path.begin(), advice.path.end(), [](const std::string& line) {
+    return line.find("epoch_stats") != std::string::npos;
+  });
   EXPECT_TRUE(names_site) << "the leak's site must be named";
 }
 

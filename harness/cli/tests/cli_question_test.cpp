@@ -40,12 +40,14 @@ TEST(CliQuestion, ABatchIn16BitsOnASixteenGigabyteCard) {
 TEST(CliQuestion, AWhatIfIsAnAnswerNotAFailure) {
   // The README's example: with these settings the broken variant fits. Exit 0: a question.
   TempDir dir;
-  Result result = run_oomlab({"run", "fragmentation", "--variant", "broken", "--device", "dry", "--out", dir.path("r.json")},
-                             {{"OOMLAB_ALLOC_CONF", "max_split_size_mb:128,expandable_segments:true"}});
+  Result result =
+      run_oomlab({"run", "fragmentation", "--variant", "broken", "--device", "dry", "--out", dir.path("r.json")},
+                 {{"OOMLAB_ALLOC_CONF", "max_split_size_mb:128,expandable_segments:true"}});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(nlohmann::json::parse(read_text_file(dir.path("r.json")))["outcome"]["status"], "ok");
   // A budget of one's own is a question too, even a huge one.
-  EXPECT_EQ(run_oomlab({"run", "gpt_train", "--variant", "broken", "--device", "dry", "--budget", "1TiB"}).exit_code, 0);
+  EXPECT_EQ(run_oomlab({"run", "gpt_train", "--variant", "broken", "--device", "dry", "--budget", "1TiB"}).exit_code,
+            0);
   // The plain run still tests the story.
   EXPECT_EQ(run_oomlab({"run", "fragmentation", "--variant", "broken", "--device", "dry"}).exit_code, 0);
 }
@@ -68,7 +70,8 @@ TEST(CliQuestion, TheNeedAndTheMessageOfAnOom) {
   EXPECT_GT(need, 39ull << 30);
   EXPECT_LT(need, 41ull << 30);
   EXPECT_NE(result.out.find("short by"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("diagnosis: capacity"), std::string::npos) << "the message is under the table\n" << result.out;
+  EXPECT_NE(result.out.find("diagnosis: capacity"), std::string::npos) << "the message is under the table\n"
+                                                                       << result.out;
   EXPECT_NE(result.out.find("block "), std::string::npos) << "the message says where\n" << result.out;
   // An unlimited budget runs with no cap.
   const auto unlimited = record_of({"run", "gpt_train", "--variant", "broken", "--device", "dry", "--scale", "full",
@@ -163,7 +166,8 @@ TEST(CliQuestion, BisectAndAdviseAnswerOnDry) {
   EXPECT_EQ(budget.exit_code, 0) << budget.err;
   EXPECT_NE(budget.out.find("fits a budget of"), std::string::npos) << budget.out;
   // The answer and the budget a step below it read differently ("12.40GiB (fails at 12.40GiB)").
-  const std::size_t fits_at = budget.out.find(" MiB; "), fails_at = budget.out.find(" MiB fails: searched in 1 MiB steps");
+  const std::size_t fits_at = budget.out.find(" MiB; "),
+                    fails_at = budget.out.find(" MiB fails: searched in 1 MiB steps");
   ASSERT_NE(fails_at, std::string::npos) << budget.out;
   const std::size_t open = budget.out.rfind('(', fits_at);
   const long fit_mib = std::stol(budget.out.substr(open + 1, fits_at - open - 1));

@@ -46,7 +46,8 @@ std::string write(const TempDir& dir, const std::string& name, const Json& json)
 std::string last_line(const std::string& text) {
   const std::size_t end = text.find_last_not_of('\n');
   const std::size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 TEST(CompareCli, TheSameRecordsAreNoRegression) {
@@ -87,8 +88,9 @@ TEST(CompareCli, JsonHasEveryRowAndTheVerdict) {
 }
 
 TEST(CompareCli, BenchmarkJsonComparesPerCounter) {
-  const Result result = run_oomlab({"compare", "--all", "--metrics", "real_time,TFLOP/s",
-                                    kResults + "h200-history/matmul_bench.json", kResults + "h200-history/matmul_bench.json"});
+  const Result result =
+      run_oomlab({"compare", "--all", "--metrics", "real_time,TFLOP/s", kResults + "h200-history/matmul_bench.json",
+                  kResults + "h200-history/matmul_bench.json"});
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_NE(result.out.find("TFLOP/s"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("88.67 us"), std::string::npos) << result.out;

@@ -110,12 +110,14 @@ TEST(DoctorCli, PytorchAllocConfIsTranslated) {
 // A PYTORCH_CUDA_ALLOC_CONF oomlab cannot reproduce was reported as "invalid OOMLAB_ALLOC_CONF":
 // the line names the variable the user set.
 TEST(DoctorCli, ABadPytorchAllocConfIsNamedAsItself) {
-  Result result = run_oomlab({"doctor"}, {{"OOMLAB_ALLOC_CONF", ""}, {"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:1"}});
+  Result result =
+      run_oomlab({"doctor"}, {{"OOMLAB_ALLOC_CONF", ""}, {"PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:1"}});
   for (const DoctorLine& line : parse_doctor_table(result.out)) {
     if (line.name == "OOMLAB_ALLOC_CONF") EXPECT_EQ(line.verdict, "ok") << line.detail;
     if (line.name != "PYTORCH_CUDA_ALLOC_CONF") continue;
     EXPECT_EQ(line.verdict, "warn");
-    EXPECT_NE(line.detail.find("PYTORCH_CUDA_ALLOC_CONF: invalid allocator settings"), std::string::npos) << line.detail;
+    EXPECT_NE(line.detail.find("PYTORCH_CUDA_ALLOC_CONF: invalid allocator settings"), std::string::npos)
+        << line.detail;
     EXPECT_EQ(line.detail.find("OOMLAB_ALLOC_CONF"), std::string::npos) << line.detail;
   }
 }

@@ -60,7 +60,8 @@ constexpr double kHeldShare = 0.15;
 TEST(DoctorGpu, AProcessHoldingMemoryIsNamedAndFails) {
   OOMLAB_REQUIRE_GPU();
   Device device(DeviceKind::cuda, memory::AllocatorConfig{});
-  const std::size_t held = static_cast<std::size_t>(kHeldShare * static_cast<double>(query_device_info(DeviceKind::cuda).total_memory));
+  const std::size_t held =
+      static_cast<std::size_t>(kHeldShare * static_cast<double>(query_device_info(DeviceKind::cuda).total_memory));
   void* block = device.allocator().allocate(held);
   device.memset(block, 0, held);  // touched, so the driver has really backed it
 

@@ -124,7 +124,8 @@ TEST(ReplayCli, ASnapshotWithoutHistoryShowsTheStateAtTheDumpAndHowToRecordOne) 
 }
 
 TEST(ReplayCli, BadOptionsAreUsageErrors) {
-  expect_usage_error({"replay", fixture("training_protocol4.pickle"), "--alloc-conf", "max_split_size_mb:5"}, "--alloc-conf");
+  expect_usage_error({"replay", fixture("training_protocol4.pickle"), "--alloc-conf", "max_split_size_mb:5"},
+                     "--alloc-conf");
   expect_usage_error({"replay", fixture("training_protocol4.pickle"), "--budget", "12"}, "budget");
   expect_usage_error({"replay", fixture("training_protocol4.pickle"), "--device", "3"}, "--device 3");
 }

@@ -16,7 +16,8 @@ namespace oomlab::cli_test {
 namespace {
 
 std::string torch_fixture(const std::string& name) {
-  return std::string(OOMLAB_SOURCE_DIR) + "/harness/replay/tests/fixtures/torch/" + name + "-torch2.11.0_cu130.pickle.gz";
+  return std::string(OOMLAB_SOURCE_DIR) + "/harness/replay/tests/fixtures/torch/" + name +
+         "-torch2.11.0_cu130.pickle.gz";
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -20,7 +20,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 TEST(ReportCli, ReportsARunWithTimelineSegmentsAndBars) {
   TempDir dir;
   fs::create_directories(dir.path("runs"));
-  const Result run = run_oomlab({"run", "srgan_leak", "--device", "dry", "--scale", "small", "--out", dir.path("runs/r.json")});
+  const Result run =
+      run_oomlab({"run", "srgan_leak", "--device", "dry", "--scale", "small", "--out", dir.path("runs/r.json")});
   ASSERT_NE(run.exit_code, 2) << run.err;
   // The OOM dump beside the record, said on stderr: a Chrome trace with the segments at the OOM.
   const std::string dump = dir.path("runs/r.broken.oom.json");
@@ -39,7 +40,8 @@ TEST(ReportCli, ReportsARunWithTimelineSegmentsAndBars) {
   EXPECT_TRUE(contains(md, "| broken | small | ")) << md;
   EXPECT_TRUE(contains(md, "\n\n### small scale")) << md;
   EXPECT_TRUE(contains(md, "a dry re-run of each variant's settings")) << md;
-  for (const char* chart : {"srgan_leak-small-timeline.svg", "srgan_leak-small-segments.svg", "srgan_leak-small-peaks.svg"}) {
+  for (const char* chart :
+       {"srgan_leak-small-timeline.svg", "srgan_leak-small-segments.svg", "srgan_leak-small-peaks.svg"}) {
     EXPECT_TRUE(contains(md, std::string("(charts/") + chart + ")")) << chart;
     ASSERT_TRUE(fs::exists(dir.path(std::string("out/charts/") + chart))) << chart;
   }

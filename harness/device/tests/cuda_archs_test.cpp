@@ -97,8 +97,8 @@ TEST(CudaArchs, PtxJitDisabledOrForcedChangesThePick) {
 }
 
 TEST(CudaArchs, NoCodeMessageSaysWhatWasBuiltTheCapabilityAndHowToRebuild) {
-  const std::string line =
-      no_cuda_code_message("Tesla T4", {7, 5}, parse_cuda_architectures("80;90a-real"), "cudaErrorNoKernelImageForDevice");
+  const std::string line = no_cuda_code_message("Tesla T4", {7, 5}, parse_cuda_architectures("80;90a-real"),
+                                                "cudaErrorNoKernelImageForDevice");
   EXPECT_EQ(line.find('\n'), std::string::npos) << "one line";
   for (const char* part : {"Tesla T4", "compute capability 7.5", "built for sm_80 sm_90a + PTX compute_80",
                            "cudaErrorNoKernelImageForDevice", "-DCMAKE_CUDA_ARCHITECTURES=75 "}) {

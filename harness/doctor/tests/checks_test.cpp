@@ -165,7 +165,8 @@ TEST(DoctorChecks, ProfileIsChosenByNameAndMemory) {
 TEST(DoctorChecks, ContextAgainstTheProfile) {
   MachineFacts facts = rtx4060ti_machine();
   facts.gpu.context_bytes = 612 * MiB;
-  EXPECT_TRUE(has(check_context(facts), Verdict::warn, "profile rtx4060ti-16g assumes 450.00MiB: a run here has 162.00MiB less"));
+  EXPECT_TRUE(has(check_context(facts), Verdict::warn,
+                  "profile rtx4060ti-16g assumes 450.00MiB: a run here has 162.00MiB less"));
   facts.gpu.context_bytes = 480 * MiB;  // within the tolerance
   EXPECT_TRUE(has(check_context(facts), Verdict::ok, "480.00MiB per process"));
   facts.gpu.name = "NVIDIA L4";

@@ -34,13 +34,15 @@ int main(int argc, char** argv) {
   for (std::int64_t batch : {1, 2, 4}) {
     testing::TrainingShape own = shape;
     own.extra_workspace_every = batch == 1 ? extra_every : 0;
-    traces.push_back(program_trace("b" + std::to_string(batch), batch, testing::training_program(batch, own).snapshot(), -1));
+    traces.push_back(
+        program_trace("b" + std::to_string(batch), batch, testing::training_program(batch, own).snapshot(), -1));
   }
   const std::size_t requests = traces.back().requests.size();
   Clock::time_point start = Clock::now();
   const Extrapolation model = extrapolation({"batch", {1, 2, 4}}, std::move(traces), FitMode::automatic);
-  std::printf("requests per recording: %zu\nalign + fit (3 recordings, %zu extra requests at batch 1): %.3f s\n", requests,
-              model.extra_requests[1] + model.extra_requests[2] + model.extra_requests[0], seconds_since(start));
+  std::printf("requests per recording: %zu\nalign + fit (3 recordings, %zu extra requests at batch 1): %.3f s\n",
+              requests, model.extra_requests[1] + model.extra_requests[2] + model.extra_requests[0],
+              seconds_since(start));
   PredictionSettings settings;
   settings.budget = "80GiB";
   start = Clock::now();

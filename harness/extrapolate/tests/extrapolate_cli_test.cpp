@@ -38,7 +38,8 @@ class ExtrapolateCli : public ::testing::Test {
 };
 
 TEST_F(ExtrapolateCli, PredictsThePeakOfTheProgramAtTheTarget) {
-  const auto result = run_oomlab({"extrapolate", file("b1"), file("b2"), file("b4"), "--knob", "batch=1,2,4", "--at", "32"});
+  const auto result =
+      run_oomlab({"extrapolate", file("b1"), file("b2"), file("b4"), "--knob", "batch=1,2,4", "--at", "32"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const testing::Peaks real = testing::truth(32);
   EXPECT_NE(result.out.find("prediction at batch=32: exact"), std::string::npos) << result.out;
@@ -49,8 +50,8 @@ TEST_F(ExtrapolateCli, PredictsThePeakOfTheProgramAtTheTarget) {
 
 TEST_F(ExtrapolateCli, JsonAndTheRecordCompareReads) {
   const std::string out = dir_.path("at32.json");
-  const auto result = run_oomlab({"extrapolate", file("b1"), file("b2"), "--knob", "batch=1,2", "--at", "32", "--budget",
-                                  "200MiB", "--json", "--out", out});
+  const auto result = run_oomlab({"extrapolate", file("b1"), file("b2"), "--knob", "batch=1,2", "--at", "32",
+                                  "--budget", "200MiB", "--json", "--out", out});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::ordered_json::parse(result.out);
   EXPECT_EQ(json["prediction"]["outcome"], "oom");
@@ -82,8 +83,10 @@ TEST_F(ExtrapolateCli, BisectAnswersWithTheLargestBatch) {
 
 TEST_F(ExtrapolateCli, ChangedProgramStopsAtTheRequestAndLine) {
   expect_usage_error({"extrapolate", file("b1"), file("moved2"), "--knob", "batch=1,2", "--at", "8"},
-                     "request 2 of " + file("moved2") + " (trace entry 2: alloc 11.44MiB at model.py:22 forward) has no "
-                     "counterpart in " + file("b1"));
+                     "request 2 of " + file("moved2") +
+                         " (trace entry 2: alloc 11.44MiB at model.py:22 forward) has no "
+                         "counterpart in " +
+                         file("b1"));
 }
 
 TEST_F(ExtrapolateCli, HostileAndMismatchedInputsAreOneLine) {
@@ -96,12 +99,14 @@ TEST_F(ExtrapolateCli, HostileAndMismatchedInputsAreOneLine) {
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2"}, "give --at VALUE");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--bisect"}, "--bisect needs --budget");
   expect_usage_error({"extrapolate", b1, "--knob", "batch=1", "--at", "8"}, "two or more snapshots");
-  expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "8", "--fit", "quadratic"}, "three snapshots");
+  expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "8", "--fit", "quadratic"},
+                     "three snapshots");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "8", "--fit", "cubic"}, "--fit 'cubic'");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "8", "--budget", "12"}, "invalid budget");
   expect_usage_error({"extrapolate", b1, file("not_a_pickle"), "--knob", "batch=1,2", "--at", "8"}, "not_a_pickle");
   expect_usage_error({"extrapolate", b1, file("missing"), "--knob", "batch=1,2", "--at", "8"}, "missing");
-  expect_usage_error({"extrapolate", b1, file("no_history"), "--knob", "batch=1,2", "--at", "8"}, "no allocation history");
+  expect_usage_error({"extrapolate", b1, file("no_history"), "--knob", "batch=1,2", "--at", "8"},
+                     "no allocation history");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "2000000000"}, "more than any GPU holds");
   expect_usage_error({"extrapolate", b1, b2, "--knob", "batch=1,2", "--at", "4000000000"}, "not a whole number");
 }

@@ -171,7 +171,8 @@ TEST(Extrapolation, RecordingsOfDifferentDevicesAreRefused) {
     extrapolation({"batch", {1, 2}}, std::move(traces), FitMode::automatic);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("a.pickle traces device 0 and b.pickle device 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a.pickle traces device 0 and b.pickle device 1"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -35,7 +35,8 @@ class SyntheticProgram {
   // A block asked for inside a library called from the program's `file`:`line` (cuDNN's
   // workspace inside conv2d): the innermost frame torch's, the user's line below it.
   std::size_t alloc_in_library(std::uint64_t size, const std::string& file, std::int64_t line) {
-    const std::size_t handle = alloc(size, "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py", 456, "_conv_forward");
+    const std::size_t handle =
+        alloc(size, "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py", 456, "_conv_forward");
     const replay::FrameId library = snapshot_.stacks.stack(trace()[handle].frames).front();
     const replay::FrameId user = snapshot_.stacks.add_frame({file, line, "forward"});
     trace()[handle].frames = snapshot_.stacks.add_stack({library, user});
@@ -116,20 +117,24 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
   const std::size_t weights = program.alloc(50'000'000, "model.py", 10, "__init__");
   (void)weights;  // live to the end, as parameters are
   for (int step = 0; step < shape.steps; ++step) {
-    const std::size_t embed = program.alloc(4 * 1000 * static_cast<std::uint64_t>(batch) + 12, "model.py", 20, "forward");
+    const std::size_t embed =
+        program.alloc(4 * 1000 * static_cast<std::uint64_t>(batch) + 12, "model.py", 20, "forward");
     const std::size_t hidden = program.alloc(2 * 3'000'000 * static_cast<std::uint64_t>(batch), "model.py",
                                              shape.moved_line != 0 ? shape.moved_line : 21, "forward");
     for (int w = 0; w < shape.workspaces; ++w) program.free(program.alloc(shape.workspace_bytes, ""));
     if (shape.debug_alloc) program.free(program.alloc(1024, "train.py", 50, "step"));
-    if (shape.conv_workspace_bytes > 0) program.free(program.alloc_in_library(shape.conv_workspace_bytes, "model.py", 25));
+    if (shape.conv_workspace_bytes > 0)
+      program.free(program.alloc_in_library(shape.conv_workspace_bytes, "model.py", 25));
     if (shape.extra_workspace_every > 0 && step % shape.extra_workspace_every == 0) {
       program.free(program.alloc(8 * 1024 * 1024, ""));
     }
     std::size_t scores = 0;
     if (shape.quadratic) {
-      scores = program.alloc(2 * 700'000 * static_cast<std::uint64_t>(batch * batch) + 4096, "model.py", 30, "attention");
+      scores =
+          program.alloc(2 * 700'000 * static_cast<std::uint64_t>(batch * batch) + 4096, "model.py", 30, "attention");
     }
-    const std::size_t grad = program.alloc(2 * 3'000'000 * static_cast<std::uint64_t>(batch) + 1000, "train.py", 40, "backward");
+    const std::size_t grad =
+        program.alloc(2 * 3'000'000 * static_cast<std::uint64_t>(batch) + 1000, "train.py", 40, "backward");
     if (shape.quadratic) program.free(scores);
     program.free(grad);
     program.free(hidden);

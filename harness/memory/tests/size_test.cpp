@@ -95,7 +95,8 @@ TEST(SaturatingSize, SaturatesInsteadOfWrapping) {
   EXPECT_EQ(saturating_mul(std::size_t{1} << 31, std::size_t{1} << 31), std::size_t{1} << 62);
   EXPECT_EQ(saturating_mul(kSizeSaturated, 0), 0u);
   EXPECT_EQ(saturating_add(kSizeSaturated - 1, 2), kSizeSaturated);
-  const SaturatingSize scores = SaturatingSize(std::size_t{1} << 20) * 40 * (std::size_t{1} << 20) * (std::size_t{1} << 20);
+  const SaturatingSize scores =
+      SaturatingSize(std::size_t{1} << 20) * 40 * (std::size_t{1} << 20) * (std::size_t{1} << 20);
   EXPECT_EQ(scores.value, kSizeSaturated);
   EXPECT_EQ((scores + 1).value, kSizeSaturated);
   EXPECT_EQ(format_size(kSizeSaturated), "more than 16.00EiB");

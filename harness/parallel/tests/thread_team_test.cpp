@@ -34,7 +34,8 @@ TEST(ThreadTeam, ForEachRunsEveryIndexOnce) {
 
 TEST(ThreadTeam, CopyEqualsMemcpyForEverySize) {
   ThreadTeam team(4);
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, 600 * KiB + 5, 8 * MiB - 3, 37 * MiB + 123}) {
+  for (std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, std::size_t{4097}, 600 * KiB + 5, 8 * MiB - 3, 37 * MiB + 123}) {
     std::vector<std::uint8_t> src(bytes), dst(bytes, 0xAB);
     for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<std::uint8_t>(i * 2654435761u >> 13);
     team.copy(dst.data(), src.data(), bytes);

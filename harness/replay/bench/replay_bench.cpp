@@ -86,7 +86,8 @@ BENCHMARK(BM_WholeReplayFromBytes)->Unit(benchmark::kMillisecond)->Iterations(3)
 int main(int argc, char** argv) {
   if (const char* path = std::getenv("OOMLAB_REPLAY_BENCH_SNAPSHOT")) {
     std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(pickle_bytes().data()), static_cast<std::streamsize>(pickle_bytes().size()));
+        .write(reinterpret_cast<const char*>(pickle_bytes().data()),
+               static_cast<std::streamsize>(pickle_bytes().size()));
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   const bool torch_density = argc == 5;
   const std::size_t entries = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1'000'000;
   const std::size_t live_blocks = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 100'000;
-  const std::vector<std::uint8_t> bytes = oomlab::replay::bench::synthetic_snapshot(entries, live_blocks, torch_density);
+  const std::vector<std::uint8_t> bytes =
+      oomlab::replay::bench::synthetic_snapshot(entries, live_blocks, torch_density);
   std::ofstream out(argv[1], std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!out) {

@@ -26,7 +26,8 @@ const std::vector<Frame> kNativePrefix = {
      "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)"},
     {"", 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)"},
     {"??", 0, "at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>)"},
-    {"RegisterCUDA_0.cpp", 0, "at::(anonymous namespace)::wrapper_CUDA_memory_format_empty(c10::ArrayRef<c10::SymInt>)"},
+    {"RegisterCUDA_0.cpp", 0,
+     "at::(anonymous namespace)::wrapper_CUDA_memory_format_empty(c10::ArrayRef<c10::SymInt>)"},
     {"??", 0, "at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)"},
     {"python_torch_functions_2.cpp", 0, "torch::autograd::THPVariable_empty(_object*, _object*, _object*)"},
     {"??", 0, "PyCMethod_New"},
@@ -91,14 +92,16 @@ TEST(AllocationSites, AStackWithoutUserCodeSaysWhatItIs) {
             "(torch.fx-generated code: <eval_with_key>.3:5 forward)");
   EXPECT_EQ(site_of(table, add(table, {{{"/v/lib/python3.12/site-packages/peft/tuners/lora/layer.py", 9, "merge"}}})),
             "(library code: peft/tuners/lora/layer.py:9 merge)");
-  EXPECT_EQ(site_of(table, add(table, {kNativePrefix,
-                                       {{"??", 0, "at::native::mm_out_cuda(at::Tensor const&)"},
-                                        {"??", 0, "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"},
-                                        {"??", 0, "torch::autograd::Engine::thread_main(std::shared_ptr<int> const&)"}}})),
+  EXPECT_EQ(site_of(table,
+                    add(table, {kNativePrefix,
+                                {{"??", 0, "at::native::mm_out_cuda(at::Tensor const&)"},
+                                 {"??", 0, "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"},
+                                 {"??", 0, "torch::autograd::Engine::thread_main(std::shared_ptr<int> const&)"}}})),
             "(backward pass: MmBackward0, no Python frame)");
   const std::vector<Frame> allocator(kNativePrefix.begin(), kNativePrefix.begin() + 5);
-  const StackId workspace = add(table, {allocator, {{"CublasHandlePool.cpp", 0, "at::cuda::getCUDABlasLtWorkspace()"},
-                                                        {"Blas.cpp", 0, "at::native::addmm_out_cuda_impl(at::Tensor&)"}}});
+  const StackId workspace = add(table, {allocator,
+                                        {{"CublasHandlePool.cpp", 0, "at::cuda::getCUDABlasLtWorkspace()"},
+                                         {"Blas.cpp", 0, "at::native::addmm_out_cuda_impl(at::Tensor&)"}}});
   EXPECT_EQ(site_of(table, workspace), "(C++ only: at::cuda::getCUDABlasLtWorkspace)");
   // Without a Python frame the stack shown is the C++ one, past the unwinder and the dispatcher.
   EXPECT_EQ(stack_lines(table, workspace, 2), (std::vector<std::string>{

@@ -201,7 +201,8 @@ TEST(PhasesGrowth, BlocksDroppedButInUseOnAnotherStreamAreNotALeak) {
   std::vector<std::size_t> renumbered(kept.device.events.size());
   for (std::size_t i = 0; i < kept.device.events.size(); ++i) {
     ReplayEvent event = kept.device.events[i];
-    const bool side_block_release = event.alloc_event != kNoEvent && kept.device.events[event.alloc_event].size == 64_MiB;
+    const bool side_block_release =
+        event.alloc_event != kNoEvent && kept.device.events[event.alloc_event].size == 64_MiB;
     renumbered[i] = events.size();
     if (side_block_release) continue;
     if (event.alloc_event != kNoEvent) event.alloc_event = renumbered[event.alloc_event];

@@ -145,7 +145,8 @@ TEST(Replay, ASnapshotWithoutHistoryIsAClearError) {
 TEST(Replay, ATraceThatStartsMidRunSaysSo) {
   const ReplayReport report = analyse("mid_run_trace.pickle");
   bool noted = false;
-  for (const std::string& note : report.notes) noted = noted || note.find("starts after the run did") != std::string::npos;
+  for (const std::string& note : report.notes)
+    noted = noted || note.find("starts after the run did") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 

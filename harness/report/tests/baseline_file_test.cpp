@@ -108,7 +108,8 @@ TEST(BaselineCheck, FailsOnEveryMutationOfACommittedBaseline) {
       {"need", [](Json& j) { j["memory"]["need"] = 123456789; }},
       {"knob", [](Json& j) { j["knobs"]["batch"] = "1000"; }},
       {"diagnosis", [](Json& j) { j["outcome"]["diagnosis"] = "capacity"; }},
-      {"peak_allocated", [](Json& j) { j["memory"]["peak_allocated"] = j["memory"]["peak_allocated"].get<std::uint64_t>() + 1; }},
+      {"peak_allocated",
+       [](Json& j) { j["memory"]["peak_allocated"] = j["memory"]["peak_allocated"].get<std::uint64_t>() + 1; }},
   };
   for (const Mutation& mutation : mutations) {
     ScratchDir copy;

@@ -131,7 +131,8 @@ TEST(Compare, LeftoverRecordsMatchAcrossDevices) {
   dry_small.throughput = {};
   RunRecord dry_full = dry_small;
   dry_full.scale = "full";
-  const Comparison c = compare_result_sets(set_of("baselines", {dry_small}), set_of("gpu", {training_record(), dry_full}), {});
+  const Comparison c =
+      compare_result_sets(set_of("baselines", {dry_small}), set_of("gpu", {training_record(), dry_full}), {});
   EXPECT_EQ(row(c, "gpt_train/bf16", "peak_allocated")->setting, "dry/small vs cuda");
   EXPECT_EQ(row(c, "gpt_train/bf16", "peak_allocated")->verdict, Verdict::same);
   ASSERT_EQ(c.only_b.size(), 1u);
@@ -152,7 +153,8 @@ TEST(Compare, KnobsTellApartRecordsOfOneVariant) {
 TEST(Compare, UnmatchedRecordsAreListedAndNothingInCommonIsAnError) {
   RunRecord extra = training_record();
   extra.variant = "grad-accum";
-  const Comparison c = compare_result_sets(set_of("a", {training_record(), extra}), set_of("b", {training_record()}), {});
+  const Comparison c =
+      compare_result_sets(set_of("a", {training_record(), extra}), set_of("b", {training_record()}), {});
   ASSERT_EQ(c.only_a.size(), 1u);
   EXPECT_EQ(c.only_a.front().item, "gpt_train/grad-accum");
   EXPECT_EQ(c.only_a.front().setting, "cuda/small");
@@ -198,7 +200,9 @@ TEST(Compare, TableHasUnitsRatiosAndTheVerdictLast) {
   EXPECT_NE(text.find("0.900x"), std::string::npos) << text;
   EXPECT_NE(text.find("not shown; --all shows them"), std::string::npos) << text;
   const std::string last_line = text.substr(text.rfind('\n', text.size() - 2) + 1);
-  EXPECT_EQ(last_line.rfind("regression: 2 worse (gpt_train/bf16 peak_reserved 1.200x, gpt_train/bf16 throughput 0.900x)", 0), 0u)
+  EXPECT_EQ(
+      last_line.rfind("regression: 2 worse (gpt_train/bf16 peak_reserved 1.200x, gpt_train/bf16 throughput 0.900x)", 0),
+      0u)
       << last_line;
   EXPECT_EQ(text.find("\x1b["), std::string::npos) << "no colour unless asked";
   // JSON: the same rows, the same ones too.

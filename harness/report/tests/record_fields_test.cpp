@@ -31,7 +31,8 @@ TEST(RecordFields, TimingsTimestampsAndMachineAreNotDeterministic) {
                              "gpu_idle_fraction", "samples_per_second"}) {
     EXPECT_TRUE(is_timing_metric(timing)) << timing;
   }
-  for (const char* counted : {"leak_detected_at_step", "predicted_oom_step", "leak_bytes_per_step", "segments_created"}) {
+  for (const char* counted :
+       {"leak_detected_at_step", "predicted_oom_step", "leak_bytes_per_step", "segments_created"}) {
     EXPECT_FALSE(is_timing_metric(counted)) << counted;
   }
 }
@@ -52,7 +53,8 @@ TEST(RecordFields, EveryStoryFieldIsCompared) {
   };
   const Mutation mutations[] = {
       {"oom step", [](RunRecord& r) { r.outcome.step = 20; }, "oom step 14 -> 20"},
-      {"leak step", [](RunRecord& r) { r.metrics["leak_detected_at_step"] = 10; }, "metric leak_detected_at_step 9 -> 10"},
+      {"leak step", [](RunRecord& r) { r.metrics["leak_detected_at_step"] = 10; },
+       "metric leak_detected_at_step 9 -> 10"},
       {"leak rate", [](RunRecord& r) { r.metrics["leak_bytes_per_step"] = 1 << 20; },
        "metric leak_bytes_per_step 480.00MiB -> 1.00MiB"},
       {"predicted", [](RunRecord& r) { r.metrics["predicted_oom_step"] = 18; }, "metric predicted_oom_step 16 -> 18"},
@@ -65,7 +67,12 @@ TEST(RecordFields, EveryStoryFieldIsCompared) {
       {"need reserved", [](RunRecord& r) { r.memory.need_reserved = 20_GiB; }, "need_reserved (none) -> 20.00GiB"},
       {"knob", [](RunRecord& r) { r.knobs["batch"] = "8"; }, "knob batch 4 -> 8"},
       {"diagnosis", [](RunRecord& r) { r.outcome.diagnosis = "capacity"; }, "diagnosis leak -> capacity"},
-      {"status", [](RunRecord& r) { r.outcome.status = OutcomeStatus::ok; r.outcome.step = -1; r.outcome.diagnosis.clear(); },
+      {"status",
+       [](RunRecord& r) {
+         r.outcome.status = OutcomeStatus::ok;
+         r.outcome.step = -1;
+         r.outcome.diagnosis.clear();
+       },
        "outcome oom -> ok"},
       {"metric added", [](RunRecord& r) { r.metrics["segments_created"] = 3; }, "metric segments_created (none) -> 3"},
   };

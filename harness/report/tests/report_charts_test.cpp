@@ -38,7 +38,8 @@ nlohmann::json leaking_run_trace(bool leak, std::size_t trace_capacity = 1 << 16
   config.budget = kBudget;
   config.trace_capacity = trace_capacity;
   memory::CachingAllocator allocator(*source, config);
-  std::vector<void*> live = {allocator.allocate(16_MiB, Tag::weights, 0), allocator.allocate(16_MiB, Tag::optimizer, 0)};
+  std::vector<void*> live = {allocator.allocate(16_MiB, Tag::weights, 0),
+                             allocator.allocate(16_MiB, Tag::optimizer, 0)};
   std::vector<void*> activations;
   try {
     for (int step = 0; step < 20; ++step) {
@@ -202,13 +203,18 @@ TEST(ReportPage, MachinesAreColumnsAndRepeatedRecordsOneRow) {
       << "dry first, then the native build before the PTX one, whatever the load order; dry has no throughput "
          "column\n"
       << md;
-  const std::string table = md.substr(md.find("| variant"), md.find("\n\n", md.find("| variant")) - md.find("| variant"));
-  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "heading, rule, full and small: no row twice\n" << table;
+  const std::string table =
+      md.substr(md.find("| variant"), md.find("\n\n", md.find("| variant")) - md.find("| variant"));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "heading, rule, full and small: no row twice\n"
+                                                             << table;
   EXPECT_LT(table.find("| bf16 | full |"), table.find("| bf16 | small |")) << "the story's scale first";
-  EXPECT_NE(table.find("| bf16 | full | 11.50 GiB (rtx3060-12g) | ok | ok | | 4.00 GiB | 4.00 GiB | | 5.00 GiB | 5.00 GiB | | 440000 tokens/s"),
+  EXPECT_NE(table.find("| bf16 | full | 11.50 GiB (rtx3060-12g) | ok | ok | | 4.00 GiB | 4.00 GiB | | 5.00 GiB | 5.00 "
+                       "GiB | | 440000 tokens/s"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("| bf16 | small | 11.50 GiB (rtx3060-12g) | | ok | ok | | 4.00 GiB | 4.00 GiB |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| bf16 | small | 11.50 GiB (rtx3060-12g) | | ok | ok | | 4.00 GiB | 4.00 GiB |"),
+            std::string::npos)
+      << table;
   EXPECT_NE(md.find("An empty cell: that machine did not run the variant at that scale."), std::string::npos) << md;
   EXPECT_NE(md.find("> dry at full scale: 1 variant has several records (sm80/suite/, suite/), their peaks the same; "
                     "the first is shown."),

@@ -119,7 +119,8 @@ TEST(TeachingPages, EveryMarkedNumberEqualsItsRecord) {
       }
       const std::string shown_text = m[3].str();
       const std::string expected = as_shown(value, parse_shown(shown_text), shown_text);
-      if (expected != shown_text) wrong.push_back(where + ": the page says '" + shown_text + "', the record '" + expected + "'");
+      if (expected != shown_text)
+        wrong.push_back(where + ": the page says '" + shown_text + "', the record '" + expected + "'");
       const auto value_at = static_cast<std::size_t>(m.position(3));
       rewritten += text.substr(copied, value_at - copied) + expected;
       copied = value_at + shown_text.size();

@@ -14,8 +14,15 @@ RunRecord full_record() {
   RunRecord r;
   r.scenario = "fragmentation";
   r.variant = "broken";
-  r.device = {"cuda", "NVIDIA H200", "9.0", 150'000'000'000ull, 13000, 13000,
-              "sm_80 + PTX compute_80", "compute_80 PTX (JIT)", {{"attention_backward", "mma.sync"}, {"conv", "mma.sync"}}};
+  r.device = {"cuda",
+              "NVIDIA H200",
+              "9.0",
+              150'000'000'000ull,
+              13000,
+              13000,
+              "sm_80 + PTX compute_80",
+              "compute_80 PTX (JIT)",
+              {{"attention_backward", "mma.sync"}, {"conv", "mma.sync"}}};
   r.budget = {12'348'030'976ull, "rtx3060-12g", "rtx3060-12g (11.50GiB)"};
   r.scale = "small";
   r.knobs = {{"batch", "24"}, {"dtype", "bf16"}};

@@ -1,8 +1,8 @@
 // CUDA attention against the CPU references on random inputs (several shapes, T not a multiple
 // of the 64-row tiles, D = 64 and 128, K/V heads Hkv = H, H / 2 .. 1 for grouped-query
-// attention), and fused against naive on the GPU for the output and all three gradients. Every failure names the shape, the tensor, the first mismatches and the
-// max error (the lead runs these on an H200 without us watching). The fused backward is checked
-// on both its engines (wgmma on Hopper for D = 64, mma.sync everywhere else).
+// attention), and fused against naive on the GPU for the output and all three gradients. Every failure names the shape,
+// the tensor, the first mismatches and the max error (the lead runs these on an H200 without us watching). The fused
+// backward is checked on both its engines (wgmma on Hopper for D = 64, mma.sync everywhere else).
 #include <cmath>
 #include <cstdint>
 #include <sstream>

@@ -49,7 +49,8 @@ TEST_P(Conv2dGradient, BackwardsMatchFiniteDifferences) {
   const testing::Tolerance tol{2e-4, 2e-4};
   EXPECT_TRUE(testing::all_close(dx.to_host_f32(), testing::finite_difference_gradient(x, loss, 0.25f), tol, "dx"));
   EXPECT_TRUE(testing::all_close(dw.to_host_f32(), testing::finite_difference_gradient(w, loss, 0.25f), tol, "dw"));
-  EXPECT_TRUE(testing::all_close(dbias.to_host_f32(), testing::finite_difference_gradient(bias, loss, 0.25f), tol, "dbias"));
+  EXPECT_TRUE(
+      testing::all_close(dbias.to_host_f32(), testing::finite_difference_gradient(bias, loss, 0.25f), tol, "dbias"));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -83,7 +83,8 @@ TEST_F(GpuOps, PixelShuffleIsTheExactPermutation) {
       {{1, 3, 5, 18}, 3},  {{2, 3, 4, 36}, 3},  {{1, 6, 7, 72}, 3}};
   for (DType dtype : kDtypes)
     for (const auto& [x_shape, factor] : cases) {
-      const std::string what = testing::describe_case("pixel_shuffle", x_shape, dtype, "factor " + std::to_string(factor));
+      const std::string what =
+          testing::describe_case("pixel_shuffle", x_shape, dtype, "factor " + std::to_string(factor));
       const Shape y_shape = pixel_shuffle_output_shape(x_shape, factor);
       Tensor x = testing::random_tensor(host, x_shape, dtype, 5);
       Tensor dy = testing::random_tensor(host, y_shape, dtype, 6);

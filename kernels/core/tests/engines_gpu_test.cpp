@@ -16,7 +16,8 @@ namespace {
 TEST(EnginesGpu, CurrentEngineIsThePredictedOne) {
   OOMLAB_REQUIRE_GPU();
   const CurrentCudaCode& code = current_cuda_code();
-  EXPECT_STREQ(engine_name(current_engine()), engine_name(choose_engine(code.device, built_cuda_architectures(), true)));
+  EXPECT_STREQ(engine_name(current_engine()),
+               engine_name(choose_engine(code.device, built_cuda_architectures(), true)));
   {
     detail::WgmmaOff off;
     EXPECT_NE(current_engine(), TensorCoreEngine::wgmma);

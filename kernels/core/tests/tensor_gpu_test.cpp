@@ -84,7 +84,8 @@ TEST(TensorGpu, HostConversionsMatchCudaIntrinsicsBitForBit) {
   std::vector<std::uint32_t> bits;
   for (std::uint32_t p = 0; p <= 0xFFFF; ++p) {
     std::uint32_t base = p << 16;
-    for (std::uint32_t delta : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, 0x1000u, 0x3000u}) bits.push_back(base + delta);
+    for (std::uint32_t delta : {0u, 1u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, 0x1000u, 0x3000u})
+      bits.push_back(base + delta);
   }
   std::mt19937 rng(3);
   for (int i = 0; i < (1 << 20); ++i) bits.push_back(rng());

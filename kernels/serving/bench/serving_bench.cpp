@@ -39,7 +39,8 @@ void BM_PagedDecode(benchmark::State& state, DType cache_dtype) {
   try {
     // One pool, carved into blocks and handed out in a shuffled order, as a long-running server's are.
     const std::size_t block_bytes = layout.slot_bytes() * kBlockTokens;
-    Tensor pool = Tensor::zeros(device, {static_cast<std::int64_t>(block_bytes) * batch * blocks_per_sequence}, DType::i8);
+    Tensor pool =
+        Tensor::zeros(device, {static_cast<std::int64_t>(block_bytes) * batch * blocks_per_sequence}, DType::i8);
     std::vector<std::int64_t> table(static_cast<std::size_t>(batch * blocks_per_sequence));
     const std::int64_t total = batch * blocks_per_sequence;
     for (std::int64_t i = 0; i < total; ++i) {

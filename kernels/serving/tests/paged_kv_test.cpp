@@ -109,7 +109,8 @@ TEST(RopeAtPositionsHost, EqualsTrainingRopeAtEachPosition) {
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t t = 0; t < seq; ++t)
       for (std::int64_t d = 0; d < dim; ++d)
-        token_major[static_cast<std::size_t>((t * (heads + 1) + h) * dim + d)] = values[static_cast<std::size_t>((h * seq + t) * dim + d)];
+        token_major[static_cast<std::size_t>((t * (heads + 1) + h) * dim + d)] =
+            values[static_cast<std::size_t>((h * seq + t) * dim + d)];
   Tensor rows = Tensor::from_host(device, {seq, heads + 1, dim}, DType::f32, token_major);
   std::vector<std::int32_t> positions;
   for (std::int32_t t = 0; t < seq; ++t) positions.push_back(t);

@@ -102,7 +102,11 @@ void BM_LayerNormForward(benchmark::State& state) {
   state.SetLabel(dtype_name(dtype));
   run_memory_bound(state, traffic, [&] { ops::layernorm_forward(out, mean, rstd, x, w, b); });
 }
-BENCHMARK(BM_LayerNormForward)->Arg(int(DType::bf16))->Arg(int(DType::f32))->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LayerNormForward)
+    ->Arg(int(DType::bf16))
+    ->Arg(int(DType::f32))
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // dx from x and dout, dweight/dbias accumulated in f32: the backward of every LayerNorm of a
 // GPT-2 124M step at B*T = 16384.
@@ -123,7 +127,11 @@ void BM_LayerNormBackward(benchmark::State& state) {
   state.SetLabel(dtype_name(dtype));
   run_memory_bound(state, traffic, [&] { ops::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd); });
 }
-BENCHMARK(BM_LayerNormBackward)->Arg(int(DType::bf16))->Arg(int(DType::f32))->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LayerNormBackward)
+    ->Arg(int(DType::bf16))
+    ->Arg(int(DType::f32))
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // The fused loss and dlogits over GPT-2's padded vocabulary, in place as the trainer runs it.
 // 4096 rows (a quarter of a B*T = 16384 step) keep the host-side random fill short; the rows

@@ -94,7 +94,8 @@ TEST(Adam8Bit, FollowsF32AdamWOverManySteps) {
   Tensor m8 = Tensor::empty(host_device(), {n}, DType::f32);
   dequantize_moments(m8, mc, ma, true);
   const std::vector<float> m32 = m.to_host_f32(), m8v = m8.to_host_f32();
-  const float m_max = *std::max_element(m32.begin(), m32.end(), [](float x, float y) { return std::fabs(x) < std::fabs(y); });
+  const float m_max =
+      *std::max_element(m32.begin(), m32.end(), [](float x, float y) { return std::fabs(x) < std::fabs(y); });
   for (std::size_t i = 0; i < m32.size(); i += 97) EXPECT_NEAR(m8v[i], m32[i], 0.05 * std::fabs(m_max)) << i;
 }
 
@@ -102,7 +103,8 @@ TEST(Adam8Bit, MisShapedStateIsRefusedAndDryDoesNothing) {
   const std::int64_t n = 3000;
   Tensor w = Tensor::zeros(host_device(), {n}, DType::f32), g = Tensor::zeros(host_device(), {n}, DType::f32);
   Tensor codes = Tensor::zeros(host_device(), {n}, DType::i8), absmax = Tensor::zeros(host_device(), {2}, DType::f32);
-  Tensor short_absmax = Tensor::zeros(host_device(), {1}, DType::f32), f32_codes = Tensor::zeros(host_device(), {n}, DType::f32);
+  Tensor short_absmax = Tensor::zeros(host_device(), {1}, DType::f32),
+         f32_codes = Tensor::zeros(host_device(), {n}, DType::f32);
   Tensor none;
   EXPECT_NO_THROW(adamw8bit_step(w, none, g, codes, absmax, codes, absmax, {}, 1));
   EXPECT_THROW(adamw8bit_step(w, none, g, codes, short_absmax, codes, absmax, {}, 1), std::invalid_argument);

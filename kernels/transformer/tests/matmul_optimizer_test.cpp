@@ -39,7 +39,8 @@ TEST(Matmul, KnownProductWithBiasAndGelu) {
   matmul(c, a, b, bias, {false, false, true, false});  // accumulate
   EXPECT_EQ(c.to_host_f32(), (std::vector<float>{9, -3, 21, -3}));
   matmul(c, a, b, bias, {false, false, false, true});
-  EXPECT_TRUE(all_close(c.to_host_f32(), {gelu_value(4.5f), gelu_value(-1.5f), gelu_value(10.5f), gelu_value(-1.5f)}, {1e-6, 1e-6}));
+  EXPECT_TRUE(all_close(c.to_host_f32(), {gelu_value(4.5f), gelu_value(-1.5f), gelu_value(10.5f), gelu_value(-1.5f)},
+                        {1e-6, 1e-6}));
   Tensor bt = Tensor::from_host(host_device(), {2, 3}, DType::f32, {1, 0, 1, 0, 1, -1});  // b^T
   matmul(c, a, bt, none, {false, true, false, false});
   EXPECT_EQ(c.to_host_f32(), (std::vector<float>{4, -1, 10, -1}));
@@ -72,7 +73,8 @@ TEST_P(MatmulBackward, MatchesFiniteDifferences) {
   };
   EXPECT_TRUE(all_close(da.to_host_f32(), finite_difference_gradient(a, loss), kFiniteDifferenceTolerance, "da"));
   EXPECT_TRUE(all_close(db.to_host_f32(), finite_difference_gradient(b, loss), kFiniteDifferenceTolerance, "db"));
-  EXPECT_TRUE(all_close(dbias.to_host_f32(), finite_difference_gradient(bias, loss), kFiniteDifferenceTolerance, "dbias"));
+  EXPECT_TRUE(
+      all_close(dbias.to_host_f32(), finite_difference_gradient(bias, loss), kFiniteDifferenceTolerance, "dbias"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTransposes, MatmulBackward,

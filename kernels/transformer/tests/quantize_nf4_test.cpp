@@ -251,7 +251,8 @@ TEST(Nf4Checks, BadArgumentsThrowOnEveryDevice) {
     EXPECT_NO_THROW(quantize_nf4(codes, absmax_q, absmax_scale, x));
     Tensor codes_2d = Tensor::zeros(*device, {2, 32}, DType::i8);  // a (2, 64) weight's (out, in / 2)
     EXPECT_NO_THROW(quantize_nf4(codes_2d, absmax_q, absmax_scale, x));
-    Tensor short_codes = Tensor::zeros(*device, {63}, DType::i8), f32_codes = Tensor::zeros(*device, shapes.codes, DType::f32);
+    Tensor short_codes = Tensor::zeros(*device, {63}, DType::i8),
+           f32_codes = Tensor::zeros(*device, shapes.codes, DType::f32);
     EXPECT_THROW(quantize_nf4(short_codes, absmax_q, absmax_scale, x), std::invalid_argument);
     EXPECT_THROW(quantize_nf4(f32_codes, absmax_q, absmax_scale, x), std::invalid_argument);
     Tensor no_offset = Tensor::zeros(*device, {1}, DType::f32);  // the scale without the offset
@@ -273,7 +274,8 @@ TEST(Nf4Dry, QuantizeAllocatesItsWorkspaceOnEveryDevice) {
     Tensor x = kind == DeviceKind::host ? Tensor::from_host(device, {n}, DType::bf16, gaussian_weights(n, 17))
                                         : Tensor::empty(device, {n}, DType::bf16);
     const Nf4Shapes shapes = nf4_shapes(n);
-    Tensor codes = Tensor::empty(device, shapes.codes, DType::i8), absmax_q = Tensor::empty(device, shapes.absmax_q, DType::i8);
+    Tensor codes = Tensor::empty(device, shapes.codes, DType::i8),
+           absmax_q = Tensor::empty(device, shapes.absmax_q, DType::i8);
     Tensor absmax_scale = Tensor::empty(device, shapes.absmax_scale, DType::f32);
     Tensor out = Tensor::empty(device, {n}, DType::bf16);
     const auto before = device.allocator().stats().allocated.current;

@@ -65,7 +65,8 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
       return probe_loss(out, probe);
     };
     EXPECT_TRUE(all_close(dx.to_host_f32(), finite_difference_gradient(x, loss), kFiniteDifferenceTolerance, "dx"));
-    EXPECT_TRUE(all_close(dw.to_host_f32(), finite_difference_gradient(w, loss), kFiniteDifferenceTolerance, "dweight"));
+    EXPECT_TRUE(
+        all_close(dw.to_host_f32(), finite_difference_gradient(w, loss), kFiniteDifferenceTolerance, "dweight"));
     EXPECT_TRUE(all_close(db.to_host_f32(), finite_difference_gradient(b, loss), kFiniteDifferenceTolerance, "dbias"));
   }
 }
@@ -116,7 +117,8 @@ TEST(RmsNorm, ForwardKnownValueAndBackwardMatchesFiniteDifferences) {
       return probe_loss(out, probe);
     };
     EXPECT_TRUE(all_close(dx.to_host_f32(), finite_difference_gradient(x, loss), kFiniteDifferenceTolerance, "dx"));
-    EXPECT_TRUE(all_close(dw.to_host_f32(), finite_difference_gradient(w, loss), kFiniteDifferenceTolerance, "dweight"));
+    EXPECT_TRUE(
+        all_close(dw.to_host_f32(), finite_difference_gradient(w, loss), kFiniteDifferenceTolerance, "dweight"));
   }
 }
 
@@ -220,7 +222,8 @@ TEST(CrossEntropy, PaddedVocabularyColumnsAreIgnored) {
   }
   padded_logits = Tensor::from_host(host_device(), {N, padded}, DType::f32, wide);
   Tensor targets = Tensor::from_host(host_device(), {N}, DType::i32, random_indices(N, V, 53));
-  Tensor losses = Tensor::empty(host_device(), {N}, DType::f32), padded_losses = Tensor::empty(host_device(), {N}, DType::f32);
+  Tensor losses = Tensor::empty(host_device(), {N}, DType::f32),
+         padded_losses = Tensor::empty(host_device(), {N}, DType::f32);
   Tensor dlogits = Tensor::empty(host_device(), {N, V}, DType::f32);
   Tensor padded_dlogits = Tensor::empty(host_device(), {N, padded}, DType::f32);
   softmax_cross_entropy(losses, dlogits, logits, targets, 0.5f);

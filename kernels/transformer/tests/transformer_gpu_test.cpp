@@ -179,7 +179,8 @@ TEST(TransformerGpu, LayerNormAndRmsNorm) {
 TEST(TransformerGpu, EmbeddingForwardBackward) {
   OOMLAB_REQUIRE_GPU();
   for (DType dtype : kDtypes) {
-    for (auto [B, T, V, C] : std::vector<std::array<std::int64_t, 4>>{{1, 1, 1, 1}, {3, 5, 7, 9}, {4, 64, 1000, 768}, {2, 700, 50, 300}}) {
+    for (auto [B, T, V, C] :
+         std::vector<std::array<std::int64_t, 4>>{{1, 1, 1, 1}, {3, 5, 7, 9}, {4, 64, 1000, 768}, {2, 700, 50, 300}}) {
       // The last: every token repeated many times, across more rows than a block's scan.
       Pair tokens = values_pair({B, T}, DType::i32, random_indices(B * T, V, 10));
       Pair wte = random_pair({V, C}, dtype, 11), wpe = random_pair({T + 1, C}, dtype, 12);
@@ -205,7 +206,8 @@ TEST(TransformerGpu, CrossEntropyFusedWithBackward) {
   OOMLAB_REQUIRE_GPU();
   for (DType dtype : kDtypes) {
     // {37, 2048}: the 16-byte path (V a multiple of 8), in place too; the others take the element path.
-    for (auto [N, V] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 7}, {5, 33}, {8, 50257}, {37, 2048}}) {
+    for (auto [N, V] :
+         std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 7}, {5, 33}, {8, 50257}, {37, 2048}}) {
       Pair logits = random_pair({N, V}, dtype, 14, -5, 5);
       Pair targets = values_pair({N}, DType::i32, random_indices(N, V, 15));
       Pair losses = output_pair({N}, DType::f32), dlogits = output_pair({N, V}, dtype);
@@ -290,7 +292,8 @@ TEST(TransformerGpu, AdamW8BitMatchesTheHostReference) {
   for (DType grad_dtype : {DType::f32, DType::bf16}) {
     for (DType param_dtype : {DType::f32, DType::bf16}) {
       for (std::int64_t n : {1, 2047, 2049, 3 * 2048 + 5, 1 << 20}) {
-        SCOPED_TRACE(std::string(dtype_name(grad_dtype)) + " grads, " + dtype_name(param_dtype) + " copy, n " + std::to_string(n));
+        SCOPED_TRACE(std::string(dtype_name(grad_dtype)) + " grads, " + dtype_name(param_dtype) + " copy, n " +
+                     std::to_string(n));
         const std::int64_t blocks = adam8bit_blocks(n);
         Pair master = random_pair({n}, DType::f32, 26);
         Pair mc = zeros_pair({n}, DType::i8), vc = zeros_pair({n}, DType::i8);
@@ -418,8 +421,10 @@ TEST(TransformerGpu, Nf4QuantiseAndDequantiseAreBitExact) {
     const Tensor x_host = x_full.host.slice(skip, c.n + skip), x_cuda = x_full.cuda.slice(skip, c.n + skip);
     const Nf4Shapes shapes = nf4_shapes(c.n);
     Pair codes_full = output_pair({shapes.codes[0] + skip}, DType::i8);
-    Pair codes{codes_full.host.slice(skip, shapes.codes[0] + skip), codes_full.cuda.slice(skip, shapes.codes[0] + skip)};
-    Pair absmax_q = output_pair(shapes.absmax_q, DType::i8), absmax_scale = output_pair(shapes.absmax_scale, DType::f32);
+    Pair codes{codes_full.host.slice(skip, shapes.codes[0] + skip),
+               codes_full.cuda.slice(skip, shapes.codes[0] + skip)};
+    Pair absmax_q = output_pair(shapes.absmax_q, DType::i8),
+         absmax_scale = output_pair(shapes.absmax_scale, DType::f32);
     quantize_nf4(codes.host, absmax_q.host, absmax_scale.host, x_host);
     quantize_nf4(codes.cuda, absmax_q.cuda, absmax_scale.cuda, x_cuda);
     EXPECT_TRUE(pair_close(codes, {0, 0}, "codes"));

@@ -35,7 +35,8 @@ class CheckedParse {
       case json::parse_event_t::key: {
         const std::string& key = parsed.get_ref<const std::string&>();
         if (depth == 1) top_level_key_ = key;
-        if (!keys_.back().insert(key).second) fail(document_.repeated_key(depth, depth == 1 ? "" : top_level_key_, key));
+        if (!keys_.back().insert(key).second)
+          fail(document_.repeated_key(depth, depth == 1 ? "" : top_level_key_, key));
         break;
       }
       default:

@@ -170,7 +170,8 @@ void read_llama_style(const Fields& f, const Architecture& arch, TransformerConf
                                       std::to_string(c.channels) + " (and no head_dim is given)");
   }
   c.head_size = head_dim.value_or(c.channels / c.heads);
-  if (c.head_size > kMaxHeadDim) f.fail("hidden_size", "gives head_dim " + std::to_string(c.head_size) + " > " + std::to_string(kMaxHeadDim));
+  if (c.head_size > kMaxHeadDim)
+    f.fail("hidden_size", "gives head_dim " + std::to_string(c.head_size) + " > " + std::to_string(kMaxHeadDim));
   if (c.head_size % 2 != 0) {
     f.fail(head_dim ? "head_dim" : "hidden_size", "head_dim " + std::to_string(c.head_size) +
                                                      " is odd: rotary embeddings rotate pairs");
@@ -248,8 +249,10 @@ TransformerConfig read_hf_config(const std::string& path) {
   if (!fs::is_regular_file(status)) throw std::invalid_argument(shown + ": not a regular file");
   const std::uintmax_t size = fs::file_size(file, error);
   if (error || size > kMaxHfConfigBytes) {
-    throw std::invalid_argument(shown + ": " + (error ? error.message() : std::to_string(size) + " bytes; a config.json is "
-                                "a few hundred (the limit is 1 MiB)"));
+    throw std::invalid_argument(shown + ": " +
+                                (error ? error.message()
+                                       : std::to_string(size) + " bytes; a config.json is "
+                                                                "a few hundred (the limit is 1 MiB)"));
   }
   std::ifstream in(file, std::ios::binary);
   std::string text(kMaxHfConfigBytes + 1, '\0');

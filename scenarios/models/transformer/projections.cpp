@@ -82,7 +82,8 @@ std::size_t adapter_elements(const TransformerConfig& config, const TrainOptions
   for (Projection which : kAll) {
     const ParameterSpec* spec = spec_of(specs, which);
     if (spec == nullptr || !targeted(which, options.lora.targets)) continue;
-    elements += static_cast<std::size_t>(spec->shape[0]) * r * static_cast<std::size_t>(spec->shape[1] + spec->shape[2]);
+    elements +=
+        static_cast<std::size_t>(spec->shape[0]) * r * static_cast<std::size_t>(spec->shape[1] + spec->shape[2]);
   }
   return elements;
 }
@@ -100,7 +101,8 @@ std::size_t nf4_scale_bytes(const TransformerConfig& config, const TrainOptions&
   for (const ParameterSpec& spec : parameter_specs(config)) {
     if (!stored_nf4(spec, options)) continue;
     const ops::Nf4Shapes layer = ops::nf4_shapes(spec.shape[1] * spec.shape[2]);
-    bytes += static_cast<std::size_t>(spec.shape[0] * (shape_numel(layer.absmax_q) + shape_numel(layer.absmax_scale) * 4));
+    bytes +=
+        static_cast<std::size_t>(spec.shape[0] * (shape_numel(layer.absmax_q) + shape_numel(layer.absmax_scale) * 4));
   }
   return bytes;
 }

@@ -74,10 +74,12 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
     const DeviceKind kind = device.kind();
     if (!device.is_dry()) {  // refuse before pinning tens of GiB the host does not have
       std::size_t needed = 0;
-      for (const Tensor& param : params) needed += static_cast<std::size_t>(param.numel()) * sizeof(float) * (mixed_ ? 3 : 2);
+      for (const Tensor& param : params)
+        needed += static_cast<std::size_t>(param.numel()) * sizeof(float) * (mixed_ ? 3 : 2);
       if (const auto memory = read_host_memory()) {
         const std::string shortfall = host_memory_shortfall(
-            needed, *memory, "the offloaded optimizer state (f32 " + std::string(mixed_ ? "master weights and " : "") + "moments)");
+            needed, *memory,
+            "the offloaded optimizer state (f32 " + std::string(mixed_ ? "master weights and " : "") + "moments)");
         if (!shortfall.empty()) throw std::runtime_error(shortfall);
       }
     }
@@ -87,7 +89,8 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
     chunk_elements_ = std::min(chunk_elements_, largest);
     for (const Tensor& param : params) {
       const std::size_t bytes = static_cast<std::size_t>(param.numel()) * sizeof(float);
-      HostState state{HostBuffer(), HostBuffer(kind, bytes, /*zero_filled=*/true), HostBuffer(kind, bytes, /*zero_filled=*/true)};
+      HostState state{HostBuffer(), HostBuffer(kind, bytes, /*zero_filled=*/true),
+                      HostBuffer(kind, bytes, /*zero_filled=*/true)};
       if (mixed_) {  // the master starts as the parameters' values, widened a chunk at a time
         state.master = HostBuffer(kind, bytes, /*zero_filled=*/true);
         for (std::int64_t begin = 0; begin < param.numel(); begin += chunk_elements_) {
@@ -95,8 +98,9 @@ Trainer::Trainer(Transformer& model, const LogFn& log)
           Tensor master = Tensor::empty(device, {end - begin}, DType::f32, Tag::workspace);
           ops::cast(master, flat_range(param, begin, end));
           if (!device.is_dry()) {
-            master.copy_to_host(static_cast<char*>(state.master.data()) + static_cast<std::size_t>(begin) * sizeof(float),
-                                static_cast<std::size_t>(end - begin) * sizeof(float));
+            master.copy_to_host(
+                static_cast<char*>(state.master.data()) + static_cast<std::size_t>(begin) * sizeof(float),
+                static_cast<std::size_t>(end - begin) * sizeof(float));
           }
         }
       }

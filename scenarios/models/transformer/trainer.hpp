@@ -1,9 +1,9 @@
 // One training step over micro-batches: free the gradients, forward+backward each micro-batch
 // (gradients accumulate), then (f16) unscale and check for overflow, clip by the global norm, and
 // AdamW. The optimizer state is f32: moments m and v, plus master weights when the model runs in
-// bf16/f16 (with adam_8bit, on the device only: the moments are a byte each plus a scale per block). It lives on the device (Tag::optimizer) or, with offload_optimizer, in host memory
-// (pinned on cuda) and is streamed through a fixed device staging ring chunk by chunk, copies in
-// and out overlapping the update (offload_streams.hpp).
+// bf16/f16 (with adam_8bit, on the device only: the moments are a byte each plus a scale per block). It lives on the
+// device (Tag::optimizer) or, with offload_optimizer, in host memory (pinned on cuda) and is streamed through a fixed
+// device staging ring chunk by chunk, copies in and out overlapping the update (offload_streams.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -119,8 +119,9 @@ Transformer::Transformer(Device& device, TransformerConfig config, TrainOptions 
       const std::int64_t first_row = sharded() ? shard_rows(piece_rows, group_.rank, options_.shard_ranks).begin : 0;
       const bool quantised = stored_int8(spec, options_) || stored_nf4(spec, options_);
       const std::int64_t rows = target.dim(0);
-      const std::int64_t rows_per_staging =
-          quantised || target.numel() * 4 <= kMaxStagingBytes ? rows : std::max<std::int64_t>(1, kMaxStagingBytes / (row_elements * 4));
+      const std::int64_t rows_per_staging = quantised || target.numel() * 4 <= kMaxStagingBytes
+                                                ? rows
+                                                : std::max<std::int64_t>(1, kMaxStagingBytes / (row_elements * 4));
       for (std::int64_t begin = 0; begin < rows; begin += rows_per_staging) {
         Tensor part = rows_per_staging == rows ? target : target.slice(begin, std::min(rows, begin + rows_per_staging));
         // An nf4 target is packed (two codes a byte): its values are staged at the layer's shape.
@@ -210,7 +211,8 @@ Tensor Transformer::gradient_for_write(Tensor ParameterTensors::*member, std::in
 }
 
 const ParameterSpec* Transformer::spec_of(Tensor ParameterTensors::*member) const {
-  const auto found = std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
+  const auto found =
+      std::find_if(specs_.begin(), specs_.end(), [&](const ParameterSpec& s) { return s.member == member; });
   return found == specs_.end() ? nullptr : &*found;
 }
 

@@ -10,7 +10,8 @@ namespace oomlab {
 namespace {
 
 RunRequest question(const std::string& variant, KnobSettings set) {
-  RunRequest request = testing::quiet_request("serve7b", variant, DeviceKind::dry, Scale::full, "rtx4090", std::move(set));
+  RunRequest request =
+      testing::quiet_request("serve7b", variant, DeviceKind::dry, Scale::full, "rtx4090", std::move(set));
   request.steps = 32;
   return request;
 }
@@ -19,7 +20,8 @@ TEST(Serve7bBisect, UsersAtFourKContextOnA24GBCard) {
   // Every user at 4096 tokens (3968 prompt + 128 generated): 2 GiB of cache each beside 12.55 GiB
   // of weights in a 23.55 GiB budget.
   const auto answer = advise::bisect_knob(
-      question("broken-padded", {{"prompt_min", "3968"}, {"prompt_max", "3968"}, {"output_min", "128"}, {"output_max", "128"}}),
+      question("broken-padded",
+               {{"prompt_min", "3968"}, {"prompt_max", "3968"}, {"output_min", "128"}, {"output_max", "128"}}),
       "concurrency");
   EXPECT_FALSE(answer.more_needs_less);
   EXPECT_EQ(answer.fitting, 5);

@@ -24,7 +24,8 @@ serve::ServeOutcome serve_on(DeviceKind kind, const std::string& variant) {
 double agreement(const serve::ServeOutcome& a, const serve::ServeOutcome& b) {
   int same = 0, all = 0;
   for (std::size_t r = 0; r < a.tokens.size(); ++r) {
-    for (std::size_t i = 0; i < a.tokens[r].size() && i < b.tokens[r].size(); ++i, ++all) same += a.tokens[r][i] == b.tokens[r][i];
+    for (std::size_t i = 0; i < a.tokens[r].size() && i < b.tokens[r].size(); ++i, ++all)
+      same += a.tokens[r][i] == b.tokens[r][i];
   }
   return all == 0 ? 0.0 : static_cast<double>(same) / all;
 }

@@ -35,7 +35,8 @@ serve::ServePlan tiny_plan(const std::string& variant, int requests = 6) {
   return make_plan(KnobValues(values), requests);
 }
 
-serve::ServeOutcome serve_on_host(const serve::ServePlan& plan, std::size_t budget = memory::AllocatorConfig::kUnlimited) {
+serve::ServeOutcome serve_on_host(const serve::ServePlan& plan,
+                                  std::size_t budget = memory::AllocatorConfig::kUnlimited) {
   memory::AllocatorConfig config;
   config.budget = budget;
   Device device(DeviceKind::host, config);

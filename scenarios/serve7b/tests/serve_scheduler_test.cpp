@@ -48,7 +48,8 @@ TEST(ServeWorkload, SeededWithinItsRangesAndTruncationKeepsTheEnd) {
   const auto c = make_workload(cut, true);
   for (std::size_t i = 0; i < c.size(); ++i) {
     ASSERT_EQ(c[i].prompt, std::min(16, a[i].prompt));
-    EXPECT_TRUE(std::equal(c[i].prompt_tokens.begin(), c[i].prompt_tokens.end(), a[i].prompt_tokens.end() - c[i].prompt));
+    EXPECT_TRUE(
+        std::equal(c[i].prompt_tokens.begin(), c[i].prompt_tokens.end(), a[i].prompt_tokens.end() - c[i].prompt));
   }
   EXPECT_NE(make_workload(spec_of(50, 4), false)[0].prompt + make_workload(spec_of(50, 4), false)[1].prompt,
             a[0].prompt + a[1].prompt);

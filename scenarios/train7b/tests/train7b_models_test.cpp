@@ -86,7 +86,8 @@ TEST(Train7bModels, BadModelValuesAreOneLineNamingTheProblem) {
 
 TEST(Train7bModels, QloraOnHostLearnsAndDryPlansItsPeak) {
   const KnobSettings nf4 = parse_knob_settings("quantize_base=nf4");
-  const RunRecord host = run_variant_in_process(quiet_request("train7b", "lora", DeviceKind::host, Scale::tiny, "", nf4));
+  const RunRecord host =
+      run_variant_in_process(quiet_request("train7b", "lora", DeviceKind::host, Scale::tiny, "", nf4));
   const RunRecord dry = run_variant_in_process(quiet_request("train7b", "lora", DeviceKind::dry, Scale::tiny, "", nf4));
   ASSERT_EQ(host.outcome.status, OutcomeStatus::ok) << host.outcome.message;
   EXPECT_EQ(host.memory.peak_allocated, dry.memory.peak_allocated);

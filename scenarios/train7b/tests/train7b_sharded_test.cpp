@@ -134,7 +134,8 @@ TEST(Train7bSharded, CudaRanksNeedAGpuEachAndNccl) {
     }
   }
   // One rank runs on any GPU (through NCCL where it can be loaded, else its collectives are copies).
-  EXPECT_NO_THROW(scenario.check_device("sharded", Scale::full, DeviceKind::cuda, knobs({{"gpus", "1"}, {"batch", "1"}})));
+  EXPECT_NO_THROW(
+      scenario.check_device("sharded", Scale::full, DeviceKind::cuda, knobs({{"gpus", "1"}, {"batch", "1"}})));
   EXPECT_NO_THROW(scenario.check_device("sharded", Scale::full, DeviceKind::dry, knobs({})));
   EXPECT_NO_THROW(scenario.check_device("sharded", Scale::full, DeviceKind::host, knobs({})));
 }

@@ -356,7 +356,8 @@ PassResult per_thread_pipelines(const Setup& setup, std::size_t threads, std::si
         PinnedSlot& slot = *slots[2 * t + local % 2];
         OOMLAB_CUDA_CHECK(cudaEventSynchronize(slot.copied));
         copy(slot.data, map.data + offset, n);
-        OOMLAB_CUDA_CHECK(cudaMemcpyAsync(setup.target.at(offset), slot.data, n, cudaMemcpyHostToDevice, streams[t]->handle));
+        OOMLAB_CUDA_CHECK(
+            cudaMemcpyAsync(setup.target.at(offset), slot.data, n, cudaMemcpyHostToDevice, streams[t]->handle));
         OOMLAB_CUDA_CHECK(cudaEventRecord(slot.copied, streams[t]->handle));
       }
       OOMLAB_CUDA_CHECK(cudaStreamSynchronize(streams[t]->handle));
@@ -503,8 +504,9 @@ PassResult pageable_h2d(const Setup& setup, std::size_t threads) {
     FileMapping map(setup.path, setup.bytes, MapHint::none);
     ThreadTeam(threads).run([&](std::size_t t) {
       for (std::size_t offset = t * kChunk; offset < setup.bytes; offset += threads * kChunk) {
-        OOMLAB_CUDA_CHECK(cudaMemcpyAsync(setup.target.at(offset), map.data + offset, std::min(kChunk, setup.bytes - offset),
-                                          cudaMemcpyHostToDevice, streams[t]->handle));
+        OOMLAB_CUDA_CHECK(cudaMemcpyAsync(setup.target.at(offset), map.data + offset,
+                                          std::min(kChunk, setup.bytes - offset), cudaMemcpyHostToDevice,
+                                          streams[t]->handle));
       }
       OOMLAB_CUDA_CHECK(cudaStreamSynchronize(streams[t]->handle));
     });
@@ -548,7 +550,9 @@ std::vector<Strategy> strategies(std::size_t cores) {
   {
     StagedOptions o;
     o.loader_copy = true;
-    add("loader_current", "b", "the loader: weights7b::ThreadTeam::copy (every core, one team for the load) into 2x64 MiB pinned", staged_with(o));
+    add("loader_current", "b",
+        "the loader: weights7b::ThreadTeam::copy (every core, one team for the load) into 2x64 MiB pinned",
+        staged_with(o));
   }
   StagedOptions base;
   base.threads = loader_threads;
@@ -566,7 +570,8 @@ std::vector<Strategy> strategies(std::size_t cores) {
   {
     StagedOptions o = base;
     o.hint = MapHint::hugepage;
-    add("team8_madv_hugepage", "c", "madvise(MADV_HUGEPAGE) (only helps where the page cache has large folios)", staged_with(o));
+    add("team8_madv_hugepage", "c", "madvise(MADV_HUGEPAGE) (only helps where the page cache has large folios)",
+        staged_with(o));
   }
   {
     StagedOptions o = base;
@@ -596,7 +601,8 @@ std::vector<Strategy> strategies(std::size_t cores) {
     o.populate_helpers = 2;
     o.chunk_bytes = 32 * MiB;
     o.slots = 4;
-    add("team_all_nt_populate_4x32MiB", "c", "every core, NT stores, 2 populate helpers, 4 slots of 32 MiB", staged_with(o));
+    add("team_all_nt_populate_4x32MiB", "c", "every core, NT stores, 2 populate helpers, 4 slots of 32 MiB",
+        staged_with(o));
   }
   {
     StagedOptions o = base;
@@ -608,7 +614,8 @@ std::vector<Strategy> strategies(std::size_t cores) {
       [=](const Setup& s) { return per_thread_pipelines(s, loader_threads, 16 * MiB, plain_memcpy); });
   add("per_thread_all_16MiB_nt", "c", "every core its own stream and 2x16 MiB slots, NT stores",
       [=](const Setup& s) { return per_thread_pipelines(s, cores, 16 * MiB, streaming_copy); });
-  add("register_64MiB_1reg", "d", "cudaHostRegister(ReadOnly) 64 MiB windows, 1 registrar, 4 ahead; DMA from the page cache",
+  add("register_64MiB_1reg", "d",
+      "cudaHostRegister(ReadOnly) 64 MiB windows, 1 registrar, 4 ahead; DMA from the page cache",
       [](const Setup& s) { return registered_windows(s, 64 * MiB, 4, 1); });
   add("register_256MiB_1reg", "d", "256 MiB windows, 1 registrar, 2 ahead",
       [](const Setup& s) { return registered_windows(s, 256 * MiB, 2, 1); });
@@ -686,7 +693,8 @@ int run(const Args& args) {
   record["resident_fraction"] = resident;
   record["cores"] = setup.cores;
   record["kernel"] = uts.release;
-  record["filesystem_magic"] = static_cast<unsigned long>(fs.f_type);  // 0x1021994 = tmpfs, 0xef53 = ext4, 0x58465342 = xfs
+  record["filesystem_magic"] =
+      static_cast<unsigned long>(fs.f_type);  // 0x1021994 = tmpfs, 0xef53 = ext4, 0x58465342 = xfs
   record["transparent_hugepage"] = read_first_line("/sys/kernel/mm/transparent_hugepage/enabled");
   record["host_register_read_only_supported"] = read_only_register;
   std::printf("%s, %zu cores, kernel %s, fs magic 0x%lx, THP %s, read-only register %s, device target %s\n\n",

@@ -109,8 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--preset", args.preset, "checkpoint preset (llama-7b, llama-small, ...)");
   app.add_option("--dtype", args.dtype, "file dtype")->check(CLI::IsMember({"bf16", "f32"}));
   app.add_option("--format", args.format, "weights on the device")->check(CLI::IsMember({"bf16", "int8"}));
-  app.add_option("--chunk-mib", args.chunk_mib, "device ring chunk in MiB (f32/int8 loads)")->check(CLI::Range(1, 4096));
-  app.add_option("--slot-mib", args.slot_mib, "pinned ring slot sizes in MiB")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--chunk-mib", args.chunk_mib, "device ring chunk in MiB (f32/int8 loads)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--slot-mib", args.slot_mib, "pinned ring slot sizes in MiB")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
   app.add_option("--slots", args.slots, "pinned ring slot counts")->delimiter(',')->check(CLI::Range(2, 64));
   app.add_option("--repeats", args.repeats, "loads per shape")->check(CLI::Range(1, 100));
   app.add_option("--json", args.json, "where the results go");

@@ -159,7 +159,8 @@ TEST(GivenCheckpoint, AnF16FileIsReadFromItsOwnVariable) {
   EXPECT_EQ(knob_error("fixed", Scale::tiny), "(accepted)");  // f32: OOMLAB_WEIGHTS7B_F32 unset
   const auto run = run_weights7b("fixed", DeviceKind::host, Scale::tiny, "1GiB", {{"dtype", "f16"}});
   ASSERT_FALSE(run.oom);
-  EXPECT_EQ(run.metrics.at("file_bytes"), static_cast<double>(safetensors::llama_preset("llama-tiny").parameters()) * 2);
+  EXPECT_EQ(run.metrics.at("file_bytes"),
+            static_cast<double>(safetensors::llama_preset("llama-tiny").parameters()) * 2);
 }
 
 TEST(GivenCheckpoint, MalformedOrSpecialFilesAreBadInputNotRunErrors) {

@@ -152,7 +152,8 @@ TEST(ShardedLoad, RotaryTablesOfOlderHfFilesAreSkipped) {
 TEST(ShardedLoad, AMalformedIndexIsOneLineOfBadInputBeforeAnyRun) {
   const std::pair<std::function<void(nlohmann::json&)>, std::string> cases[] = {
       {[](nlohmann::json& index) { index["weight_map"]["lm_head.weight"] = "../model-00003-of-00003.safetensors"; },
-       "weight_map: tensor 'lm_head.weight' is in shard '../model-00003-of-00003.safetensors', which is not a file name"},
+       "weight_map: tensor 'lm_head.weight' is in shard '../model-00003-of-00003.safetensors', which is not a file "
+       "name"},
       {[](nlohmann::json& index) { index["weight_map"]["lm_head.weight"] = "/tmp/model-00003-of-00003.safetensors"; },
        "which is not a file name: shards sit beside the index"},
       {[](nlohmann::json& index) { index["weight_map"]["lm_head.weight"] = "model-00004-of-00004.safetensors"; },
@@ -174,7 +175,8 @@ TEST(ShardedLoad, AMalformedIndexIsOneLineOfBadInputBeforeAnyRun) {
     TinyCheckpoint checkpoint(DType::f32, options);
     testing::GivenCheckpoint given(DType::f32, checkpoint.index);
     for (const char* variant : {"broken", "fixed"}) {
-      expect_one_line_naming(knob_error(variant, Scale::tiny), {"OOMLAB_WEIGHTS7B_F32: " + checkpoint.index + ": ", part});
+      expect_one_line_naming(knob_error(variant, Scale::tiny),
+                             {"OOMLAB_WEIGHTS7B_F32: " + checkpoint.index + ": ", part});
     }
   }
 }

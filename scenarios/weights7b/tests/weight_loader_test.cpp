@@ -105,7 +105,8 @@ TEST(WeightLoader, ChunkSmallerThanARowIsAnErrorNamingTheTensor) {
     stream_load(device, CheckpointSource::open(files.f32), WeightFormat::bf16, 512, stats);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor 'model.embed_tokens.weight' has rows of 256"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor 'model.embed_tokens.weight' has rows of 256"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(device.allocator().stats().allocated.current, 0);
 }
@@ -163,7 +164,8 @@ TEST(WeightLoader, ZeroElementTensorsLoadAsEmptyTensorsWithoutDividingByZero) {
     EXPECT_EQ(weights.tensors.at("cols0").shape(), (Shape{4, 0}));
     EXPECT_EQ(weights.tensors.at("rows0").numel(), 0);
     EXPECT_EQ(weights.tensors.at("none").numel(), 0);
-    EXPECT_EQ(bytes_of(weights.tensors.at("w")), std::vector<std::uint8_t>(4 * 8 * (format == WeightFormat::bf16 ? 2 : 1), 0));
+    EXPECT_EQ(bytes_of(weights.tensors.at("w")),
+              std::vector<std::uint8_t>(4 * 8 * (format == WeightFormat::bf16 ? 2 : 1), 0));
     if (format == WeightFormat::int8_rowwise) {
       EXPECT_EQ(int8_error_over_bound(weights, source), 0.0);
     }

@@ -56,7 +56,8 @@ TEST(Weights7bCli, ATwoByTwoCheckpointIsBadInputWithExitCode2) {
                                    {{"OOMLAB_WEIGHTS7B_F32", path}});
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
   EXPECT_TRUE(is_one_error_line(result.err)) << result.err;
-  EXPECT_NE(result.err.find("tensor 'w' f32 (2, 2) is not in the llama-7b f32 layout"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("tensor 'w' f32 (2, 2) is not in the llama-7b f32 layout"), std::string::npos)
+      << result.err;
   EXPECT_EQ(result.out, "");  // no results table: nothing ran
 }
 
@@ -97,7 +98,8 @@ TEST(Weights7bCli, SetModelThatIsNotTheFileIsRefusedNamingBoth) {
 
 TEST(Weights7bCli, AShardOutsideTheIndexDirectoryIsBadInput) {
   TempDir dir;
-  std::ofstream(dir.path(safetensors::kIndexFileName)) << R"({"weight_map": {"lm_head.weight": "../etc/x.safetensors"}})";
+  std::ofstream(dir.path(safetensors::kIndexFileName))
+      << R"({"weight_map": {"lm_head.weight": "../etc/x.safetensors"}})";
   const Result result = run_oomlab({"run", "weights7b", "--variant", "all", "--device", "dry"},
                                    {{"OOMLAB_WEIGHTS7B_F32", dir.path()}});
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
@@ -106,8 +108,9 @@ TEST(Weights7bCli, AShardOutsideTheIndexDirectoryIsBadInput) {
 }
 
 TEST(Weights7bCli, MeaninglessKnobsAreBadInput) {
-  expect_usage_error({"run", "weights7b", "--variant", "fixed-bf16-file", "--device", "dry", "--set", "dtype=f32"},
-                     "--variant fixed-bf16-file streams a bf16 file; for dtype=f32 run --variant fixed --set dtype=f32");
+  expect_usage_error(
+      {"run", "weights7b", "--variant", "fixed-bf16-file", "--device", "dry", "--set", "dtype=f32"},
+      "--variant fixed-bf16-file streams a bf16 file; for dtype=f32 run --variant fixed --set dtype=f32");
   expect_usage_error({"run", "weights7b", "--variant", "broken", "--device", "dry", "--set", "chunk_kib=1024"},
                      "has no staging chunk");
   expect_usage_error({"run", "weights7b", "--variant", "fixed", "--device", "dry", "--set", "model=llama-65b"},
@@ -130,8 +133,8 @@ TEST(Weights7bCli, SeventyBPlansOnDryAsAQuestion) {
 TEST(Weights7bCli, ListShowsTheKnobsAndEachVariantsValues) {
   const Result result = run_oomlab({"list", "weights7b", "--scale", "full"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
-  for (const char* part : {"model", "llama-tiny, llama-small, llama-7b, llama-13b, llama-70b", "dtype", "f32, bf16, f16",
-                           "chunk_kib", "values at scale full"}) {
+  for (const char* part : {"model", "llama-tiny, llama-small, llama-7b, llama-13b, llama-70b", "dtype",
+                           "f32, bf16, f16", "chunk_kib", "values at scale full"}) {
     EXPECT_NE(result.out.find(part), std::string::npos) << part << " not in:\n" << result.out;
   }
   const auto row = [&](const std::string& variant) {

@@ -40,7 +40,8 @@ TEST(Weights7bKnobs, DeclaresModelDtypeAndChunk) {
 }
 
 TEST(Weights7bKnobs, VariantValuesComeFromTheScalesPlanAndTheVariantsFile) {
-  const std::map<std::string, std::string> full_fixed = {{"model", "llama-7b"}, {"dtype", "f32"}, {"chunk_kib", "65536"}};
+  const std::map<std::string, std::string> full_fixed = {
+      {"model", "llama-7b"}, {"dtype", "f32"}, {"chunk_kib", "65536"}};
   EXPECT_EQ(kScenario.variant_knobs("fixed", Scale::full), full_fixed);
   EXPECT_EQ(kScenario.variant_knobs("broken", Scale::full), full_fixed);
   EXPECT_EQ(kScenario.variant_knobs("fixed-bf16-file", Scale::full).at("dtype"), "bf16");
@@ -73,15 +74,20 @@ TEST(Weights7bKnobs, MeaninglessCombinationsAreRefusedInOneLine) {
     KnobSettings set;
     const char* message;
   } cases[] = {
-      {"fixed-bf16-file", {{"dtype", "f32"}},
+      {"fixed-bf16-file",
+       {{"dtype", "f32"}},
        "--variant fixed-bf16-file streams a bf16 file; for dtype=f32 run --variant fixed --set dtype=f32"},
       {"fixed-bf16-file", {{"dtype", "f16"}}, "run --variant fixed --set dtype=f16"},
       {"broken", {{"chunk_kib", "1024"}}, "--variant broken uploads the whole file at once: it has no staging chunk"},
-      {"fixed-bf16-file", {{"chunk_kib", "1024"}}, "a bf16 file streams straight into the bf16 weights with no device ring"},
+      {"fixed-bf16-file",
+       {{"chunk_kib", "1024"}},
+       "a bf16 file streams straight into the bf16 weights with no device ring"},
       {"fixed", {{"dtype", "bf16"}, {"chunk_kib", "1024"}}, "chunk_kib has no effect"},
-      {"fixed", {{"chunk_kib", "32"}},
+      {"fixed",
+       {{"chunk_kib", "32"}},
        "chunk_kib=32 holds less than one llama-7b row of 11008 f32 elements (mlp.down_proj): take chunk_kib >= 43"},
-      {"fixed-int8", {{"model", "llama-70b"}, {"dtype", "f16"}, {"chunk_kib", "55"}},
+      {"fixed-int8",
+       {{"model", "llama-70b"}, {"dtype", "f16"}, {"chunk_kib", "55"}},
        "chunk_kib=55 holds less than one llama-70b row of 28672 f16 elements (mlp.down_proj): take chunk_kib >= 56"},
   };
   for (const auto& c : cases) {

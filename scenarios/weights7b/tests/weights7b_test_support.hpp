@@ -36,8 +36,9 @@ inline BudgetRun run_weights7b(const std::string& variant, DeviceKind kind, Scal
   Device device(kind, config);
   BudgetRun run;
   {
-    RunContext context(device, scale, scenario->default_steps(scale),
-                       resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
+    RunContext context(
+        device, scale, scenario->default_steps(scale),
+        resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
     try {
       scenario->run(variant, context);
     } catch (const memory::OomError& error) {
@@ -57,8 +58,9 @@ inline std::string knob_error(const std::string& variant, Scale scale, const Kno
   const Scenario* scenario = ScenarioRegistry::instance().find("weights7b");
   if (!scenario) throw std::logic_error("weights7b is not registered");
   try {
-    scenario->check_knobs(variant, scale,
-                          resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
+    scenario->check_knobs(
+        variant, scale,
+        resolve_knobs(scenario->name(), scenario->knobs(), scenario->variant_knobs(variant, scale), set));
   } catch (const std::invalid_argument& error) {
     return error.what();
   }

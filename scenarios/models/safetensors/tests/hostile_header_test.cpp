@@ -78,7 +78,8 @@ TEST(HostileHeader, ControlCharactersInANameAreEscaped) {
 }
 
 TEST(HostileHeader, AHugeDtypeOrShapeIsCutInTheMessage) {
-  const std::string dtype_json = R"({"w":{"dtype":")" + std::string(100000, 'F') + R"(","shape":[1],"data_offsets":[0,4]}})";
+  const std::string dtype_json =
+      R"({"w":{"dtype":")" + std::string(100000, 'F') + R"(","shape":[1],"data_offsets":[0,4]}})";
   expect_short_error(parse_error(dtype_json, 4), "unknown dtype 'FFFF");
   std::string dims;
   for (int i = 0; i < 50000; ++i) dims += "1,";

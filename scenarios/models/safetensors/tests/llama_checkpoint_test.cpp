@@ -82,7 +82,8 @@ TEST(LlamaLayout, RotaryTablesOfOlderHfFilesAreRecognised) {
   EXPECT_FALSE(is_llama_rotary_table(table("model.layers.0.self_attn.rotary_emb.inv_freq", {128}), b7));
   EXPECT_FALSE(is_llama_rotary_table(table("model.layers.0.self_attn.rotary_emb.inv_freq", {64}, DType::i32), b7));
   EXPECT_FALSE(is_llama_rotary_table(table("model.layers..self_attn.rotary_emb.inv_freq", {64}), b7));
-  EXPECT_FALSE(is_llama_rotary_table(table("model.layers.99999999999999999999.self_attn.rotary_emb.inv_freq", {64}), b7));
+  EXPECT_FALSE(
+      is_llama_rotary_table(table("model.layers.99999999999999999999.self_attn.rotary_emb.inv_freq", {64}), b7));
 }
 
 TEST(LlamaValues, DeterministicPerSeedNeverZeroAndInRange) {
@@ -124,7 +125,8 @@ TEST(LlamaCheckpoint, Bf16AndF16FilesHoldTheRoundedF32FileValues) {
       const auto* values = reinterpret_cast<const float*>(f32.tensor(entry.name).data);
       const auto* bits = reinterpret_cast<const std::uint16_t*>(narrow.tensor(entry.name).data);
       for (std::int64_t i = 0; i < entry.numel(); i += 97) {
-        const std::uint16_t rounded = half == DType::bf16 ? float_to_bf16_bits(values[i]) : float_to_f16_bits(values[i]);
+        const std::uint16_t rounded =
+            half == DType::bf16 ? float_to_bf16_bits(values[i]) : float_to_f16_bits(values[i]);
         ASSERT_EQ(bits[i], rounded) << dtype_name(half) << " " << entry.name << "[" << i << "]";
       }
     }

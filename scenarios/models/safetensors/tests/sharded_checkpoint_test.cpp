@@ -102,7 +102,8 @@ TEST(ShardedIndex, MalformedIndexesAreOneLineNamingTheFault) {
       {R"({"weight_map": {"w": "a", "w": "b"}})", "weight_map: tensor 'w' is listed twice"},
       {R"({"weight_map": {"w": "a"}, "weight_map": {"w": "a"}})", "key 'weight_map' is given twice"},
       {R"({"metadata": [], "weight_map": {"w": "a"}})", "metadata is array"},
-      {R"({"metadata": {"total_size": -1}, "weight_map": {"w": "a"}})", "metadata.total_size is number '-1', not a byte count"},
+      {R"({"metadata": {"total_size": -1}, "weight_map": {"w": "a"}})",
+       "metadata.total_size is number '-1', not a byte count"},
       {R"({"metadata": {"total_size": "44"}, "weight_map": {"w": "a"}})", "metadata.total_size is string"},
       {R"({"metadata": {"total_size": 4.5}, "weight_map": {"w": "a"}})", "not a byte count"},
       {R"({"metadata": {"total_size": 1, "total_size": 2}, "weight_map": {"w": "a"}})",
@@ -118,7 +119,8 @@ TEST(ShardedIndex, AShardOutsideTheIndexDirectoryIsRefused) {
   for (const char* shard : {"../x.safetensors", "/etc/passwd", "sub/x.safetensors", "..", ".", "",
                             "a\\\\b.safetensors", "a\\u0000b.safetensors", "a\\nb.safetensors"}) {
     const std::string message = parse_error(std::string(R"({"weight_map": {"w": ")") + shard + "\"}}");
-    expect_one_line(message, {"weight_map: tensor 'w' is in shard", "which is not a file name: shards sit beside the index"});
+    expect_one_line(message,
+                    {"weight_map: tensor 'w' is in shard", "which is not a file name: shards sit beside the index"});
   }
 }
 
@@ -129,7 +131,8 @@ TEST(ShardedCheckpoint, LocatesAnIndexItsDirectoryOrASingleFile) {
     const CheckpointFiles files = locate_checkpoint(path);
     EXPECT_EQ(files.label, index);
     ASSERT_TRUE(files.index.has_value());
-    EXPECT_EQ(files.paths, (std::vector<std::string>{shards.dir.file("a.safetensors"), shards.dir.file("b.safetensors")}));
+    EXPECT_EQ(files.paths,
+              (std::vector<std::string>{shards.dir.file("a.safetensors"), shards.dir.file("b.safetensors")}));
     EXPECT_EQ(checkpoint_error(path), "(accepted)");
   }
   // A single file, named or found as model.safetensors (which transformers looks for first).
@@ -137,13 +140,15 @@ TEST(ShardedCheckpoint, LocatesAnIndexItsDirectoryOrASingleFile) {
   EXPECT_FALSE(single.index);
   EXPECT_EQ(single.paths, std::vector<std::string>{shards.dir.file("a.safetensors")});
   ASSERT_EQ(::symlink(shards.dir.file("a.safetensors").c_str(), shards.dir.file(kSingleFileName).c_str()), 0);
-  EXPECT_EQ(locate_checkpoint(shards.dir.path().string()).paths, std::vector<std::string>{shards.dir.file(kSingleFileName)});
+  EXPECT_EQ(locate_checkpoint(shards.dir.path().string()).paths,
+            std::vector<std::string>{shards.dir.file(kSingleFileName)});
 }
 
 TEST(ShardedCheckpoint, ADirectoryWithoutACheckpointIsNamed) {
   TempDir dir;
-  expect_one_line(checkpoint_error(dir.path().string()),
-                  {dir.path().string() + ": a directory with neither model.safetensors nor model.safetensors.index.json"});
+  expect_one_line(
+      checkpoint_error(dir.path().string()),
+      {dir.path().string() + ": a directory with neither model.safetensors nor model.safetensors.index.json"});
 }
 
 TEST(ShardedCheckpoint, AMissingShardIsNamed) {

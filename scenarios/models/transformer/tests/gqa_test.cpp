@@ -132,7 +132,8 @@ TEST(GroupedQuery, AnNf4BaseTrainsOnHostAndDryPlansItsAllocations) {
       Transformer quantised(own, config, options, 5);
       Transformer reference(own, config, plain, 5);  // the same seed: the bf16 weights nf4 was made from
       const std::vector<float> w = layer_slice(reference.params().fc_w, 1).to_host_f32();
-      const std::vector<float> q = quantised.projections().weight(Projection::mlp_in, 1, quantised.params()).to_host_f32();
+      const std::vector<float> q =
+          quantised.projections().weight(Projection::mlp_in, 1, quantised.params()).to_host_f32();
       ASSERT_EQ(q.size(), w.size());
       float absmax = 0, worst = 0;
       for (std::size_t i = 0; i < w.size(); ++i) {

@@ -62,20 +62,22 @@ TEST_P(HubConfig, ParsesToItsPresetWithThePublishedParameterCount) {
   expect_same_shape(read_hf_config((kConfigs / model.folder / "config.json").string()), preset);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Hub, HubConfig,
-    ::testing::Values(HubModel{"llama-2-7b", "llama-2-7b", 6738415616}, HubModel{"llama-2-13b", "llama-2-13b", 13015864320},
-                      HubModel{"llama-3-8b", "llama-3-8b", 8030261248},
-                      HubModel{"llama-3.1-70b", "llama-3.1-70b", 70553706496},
-                      HubModel{"mistral-7b", "mistral-7b", 7241732096},
-                      HubModel{"qwen2.5-7b", "qwen2.5-7b", 7615616512},
-                      HubModel{"qwen2.5-14b", "qwen2.5-14b", 14770033664},
-                      HubModel{"gpt2", "gpt2-124m", 124439808}, HubModel{"gpt2-medium", "gpt2-350m", 354823168}),
-    [](const ::testing::TestParamInfo<HubModel>& info) {
-      std::string name = info.param.folder;
-      for (char& c : name) if (c == '-' || c == '.') c = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Hub, HubConfig,
+                         ::testing::Values(HubModel{"llama-2-7b", "llama-2-7b", 6738415616},
+                                           HubModel{"llama-2-13b", "llama-2-13b", 13015864320},
+                                           HubModel{"llama-3-8b", "llama-3-8b", 8030261248},
+                                           HubModel{"llama-3.1-70b", "llama-3.1-70b", 70553706496},
+                                           HubModel{"mistral-7b", "mistral-7b", 7241732096},
+                                           HubModel{"qwen2.5-7b", "qwen2.5-7b", 7615616512},
+                                           HubModel{"qwen2.5-14b", "qwen2.5-14b", 14770033664},
+                                           HubModel{"gpt2", "gpt2-124m", 124439808},
+                                           HubModel{"gpt2-medium", "gpt2-350m", 354823168}),
+                         [](const ::testing::TestParamInfo<HubModel>& info) {
+                           std::string name = info.param.folder;
+                           for (char& c : name)
+                             if (c == '-' || c == '.') c = '_';
+                           return name;
+                         });
 
 TEST(Presets, TheOldNamesAndTheHubsGpt2NamesStillResolve) {
   EXPECT_EQ(transformer_preset("llama-7b").parameter_count(), transformer_preset("llama-2-7b").parameter_count());
@@ -126,17 +128,20 @@ TEST(HfConfigErrors, EachNamesTheFieldInOneLine) {
        "cfg: hidden_size: expected a whole number, got '4096.5'"},
       {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": -4096})",
        "cfg: hidden_size: '-4096' is out of range 1..262144"},
-      {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 0})", "cfg: hidden_size: '0' is out of range 1..262144"},
+      {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 0})",
+       "cfg: hidden_size: '0' is out of range 1..262144"},
       {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 18446744073709551615})",
        "cfg: hidden_size: '18446744073709551615' is out of range 1..262144"},
       {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 256, "intermediate_size": 688,
           "num_hidden_layers": 100000})",
        "cfg: num_hidden_layers: '100000' is out of range 1..4096"},
       {"{" + kLlama.substr(0, kLlama.size()) + R"(, "num_key_value_heads": 3})",
-       "cfg: num_key_value_heads: 3 does not divide num_attention_heads = 8 (each key/value head serves a whole group)"},
+       "cfg: num_key_value_heads: 3 does not divide num_attention_heads = 8 (each key/value head serves a whole "
+       "group)"},
       {"{" + kLlama + R"(, "head_dim": 33})", "cfg: head_dim: head_dim 33 is odd: rotary embeddings rotate pairs"},
       {"{" + kLlama + R"(, "rope_theta": -1})", "cfg: rope_theta: '-1' is out of range (0, 1e12]"},
-      {"{" + kLlama + R"(, "tie_word_embeddings": "no"})", "cfg: tie_word_embeddings: expected true or false, got '\"no\"'"},
+      {"{" + kLlama + R"(, "tie_word_embeddings": "no"})",
+       "cfg: tie_word_embeddings: expected true or false, got '\"no\"'"},
       {"{" + kLlama + R"(, "torch_dtype": "int4"})", "cfg: torch_dtype: 'int4' is not float32, bfloat16 or float16"},
       {"{" + kLlama + R"(, "attention_bias": true})",
        "cfg: attention_bias: true puts biases on q, k, v and o_proj, which is not modelled (Qwen2's q/k/v biases are)"},
@@ -240,8 +245,10 @@ std::string read_error(const std::string& path) {
 
 TEST(HfConfigFiles, HostileFilesAreRefusedBeforeTheyAreRead) {
   TempFolder temp;
-  const fs::path big = temp.write("big.json", "{" + kLlama + ", \"pad\": \"" + std::string(kMaxHfConfigBytes, 'x') + "\"}");
-  EXPECT_NE(read_error(big.string()).find("bytes; a config.json is a few hundred (the limit is 1 MiB)"), std::string::npos);
+  const fs::path big =
+      temp.write("big.json", "{" + kLlama + ", \"pad\": \"" + std::string(kMaxHfConfigBytes, 'x') + "\"}");
+  EXPECT_NE(read_error(big.string()).find("bytes; a config.json is a few hundred (the limit is 1 MiB)"),
+            std::string::npos);
   const fs::path fifo = temp.path / "fifo.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(read_error(fifo.string()).find(": not a regular file"), std::string::npos);  // opening it would block
@@ -264,7 +271,8 @@ TEST(ModelChoice, APathIsRecordedWithItsArchitectureAndCheckedOnReRun) {
   EXPECT_EQ(resolve_model(recorded).name, "my-model");
   EXPECT_EQ(resolve_model(recorded).channels, 256);
   // The file changed under the record: refused, naming both.
-  temp.write("my-model/config.json", "{" + std::string(kLlama).replace(kLlama.find("LlamaForCausalLM"), 16, "MistralForCausalLM") + "}");
+  temp.write("my-model/config.json",
+             "{" + std::string(kLlama).replace(kLlama.find("LlamaForCausalLM"), 16, "MistralForCausalLM") + "}");
   try {
     resolve_model(recorded);
     FAIL() << "a changed architecture must be refused";

@@ -34,7 +34,8 @@ TEST(Sharding, ThreeHostRanksGatherAndAverage) {
   constexpr int kRanks = 3;
   Communicator communicator(kRanks);
   std::vector<std::unique_ptr<Device>> devices;
-  for (int r = 0; r < kRanks; ++r) devices.push_back(std::make_unique<Device>(DeviceKind::host, memory::AllocatorConfig{}));
+  for (int r = 0; r < kRanks; ++r)
+    devices.push_back(std::make_unique<Device>(DeviceKind::host, memory::AllocatorConfig{}));
   const Shape piece{7, 2};  // rows 3, 3, 1
   std::vector<std::vector<float>> gathered(kRanks), reduced(kRanks);
   std::vector<std::thread> threads;
