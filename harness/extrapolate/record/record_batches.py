@@ -41,6 +41,17 @@ CAP_MIB = 2048
 
 # --- the programs (imports inside: --help and the parent need no torch) -----------------------
 
+def train_language_model(torch, model, optimizer, vocab, batch, seq, steps):
+    """`steps` optimizer steps of a causal LM on random tokens (its labels are its inputs)."""
+    for _ in range(steps):
+        x = torch.randint(0, vocab, (batch, seq), device="cuda")
+        loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+
+
 def gpt2_train(torch, batch, steps=2, seq=128):
     """Hugging Face GPT-2 (small config, random weights) trained with AdamW: knob = batch."""
     import transformers
@@ -48,13 +59,7 @@ def gpt2_train(torch, batch, steps=2, seq=128):
     config = transformers.GPT2Config(n_layer=4, n_head=4, n_embd=256, n_positions=512, vocab_size=8192)
     model = transformers.GPT2LMHeadModel(config).cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for _ in range(steps):
-        x = torch.randint(0, config.vocab_size, (batch, seq), device="cuda")
-        loss = model(input_ids=x, labels=x).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
+    train_language_model(torch, model, optimizer, config.vocab_size, batch, seq, steps)
 
 
 class LoraLinear:
@@ -98,13 +103,7 @@ def llama_lora(torch, seq, checkpointing=True, batch=2, steps=2):
         model.enable_input_require_grads()
     model.train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    for _ in range(steps):
-        x = torch.randint(0, config.vocab_size, (batch, seq), device="cuda")
-        loss = model(input_ids=x, labels=x).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
+    train_language_model(torch, model, optimizer, config.vocab_size, batch, seq, steps)
 
 
 def resnet_model(torch):
