@@ -91,26 +91,11 @@ srgan::FeatureMaps keep_on_device(const srgan::FeatureMaps& features) {
 
 SrganLeakPlan srgan_leak_plan(Scale scale) {
   SrganLeakPlan plan;
-  switch (scale) {
-    case Scale::tiny:
-      plan.model = srgan::SrganConfig::tiny();
-      plan.batch_size = 4;
-      plan.low_res_size = 16;
-      plan.iterations_per_epoch = 12;
-      break;
-    case Scale::small:
-      plan.model = srgan::SrganConfig::full();
-      plan.batch_size = 4;
-      plan.low_res_size = 64;
-      plan.iterations_per_epoch = 12;
-      break;
-    case Scale::full:
-      plan.model = srgan::SrganConfig::full();
-      plan.batch_size = 4;
-      plan.low_res_size = 256;
-      plan.iterations_per_epoch = 12;
-      break;
-  }
+  // The scales differ only in the model and the image side.
+  plan.model = scale == Scale::tiny ? srgan::SrganConfig::tiny() : srgan::SrganConfig::full();
+  plan.low_res_size = PerScale<int>{16, 64, 256}.at(scale);
+  plan.batch_size = 4;
+  plan.iterations_per_epoch = 12;
   plan.epochs = 2;
   // The loop's step boundaries are exact (fixed shapes, no data-dependent allocations), so a
   // shorter window than the default is safe: a leak is confirmed at the 10th boundary (step 9),
