@@ -21,6 +21,7 @@
 #include "harness/device/monitor.hpp"
 #include "harness/device/op_profiler.hpp"
 #include "harness/device/stream_event.hpp"
+#include "harness/device/tests/round_trip.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/testing/random_bytes.hpp"
 #include "harness/testing/require_gpu.hpp"
@@ -28,25 +29,10 @@
 namespace oomlab {
 namespace {
 
+using testing::check_round_trip;
 using testing::random_bytes;
 
 using namespace oomlab::literals;
-
-void check_round_trip(Device& device, std::size_t n) {
-  auto input = random_bytes(n, 11);
-  void* a = device.allocator().allocate(n);
-  void* b = device.allocator().allocate(n);
-  device.copy(a, input.data(), n, CopyKind::host_to_device);
-  device.copy(b, a, n, CopyKind::device_to_device);
-  std::vector<std::uint8_t> output(n, 0);
-  device.copy(output.data(), b, n, CopyKind::device_to_host);
-  EXPECT_EQ(output, input);
-  device.memset(b, 0x5A, n);
-  device.copy(output.data(), b, n, CopyKind::device_to_host);
-  EXPECT_EQ(output, std::vector<std::uint8_t>(n, 0x5A));
-  device.allocator().deallocate(a);
-  device.allocator().deallocate(b);
-}
 
 TEST(DeviceGpu, CopiesRoundTripOnTheComputeStream) {
   OOMLAB_REQUIRE_GPU();

@@ -10,6 +10,7 @@
 
 #include "harness/device/device.hpp"
 #include "harness/device/host_buffer.hpp"
+#include "harness/device/tests/round_trip.hpp"
 #include "harness/memory/size.hpp"
 #include "harness/testing/random_bytes.hpp"
 
@@ -54,17 +55,7 @@ TEST(Device, HostCopiesRoundTripRandomBytes) {
   Device device(DeviceKind::host, {});
   EXPECT_EQ(device.source().name(), "host");
   EXPECT_EQ(device.stream(), 0u);
-  const std::size_t n = 3_MiB + 123;
-  auto input = random_bytes(n, 7);
-  void* a = device.allocator().allocate(n);
-  void* b = device.allocator().allocate(n);
-  device.copy(a, input.data(), n, CopyKind::host_to_device);
-  device.copy(b, a, n, CopyKind::device_to_device);
-  std::vector<std::uint8_t> output(n, 0);
-  device.copy(output.data(), b, n, CopyKind::device_to_host);
-  EXPECT_EQ(output, input);
-  device.allocator().deallocate(a);
-  device.allocator().deallocate(b);
+  testing::check_round_trip(device, 3_MiB + 123);
 }
 
 TEST(Device, HostMemsetFillsEveryByte) {
