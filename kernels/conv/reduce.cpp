@@ -12,25 +12,35 @@
 namespace oomlab::ops {
 
 namespace detail {
+namespace {
+
+// `n` items cut into `count` pieces of `per_piece` (the last may be shorter): at least
+// `min_piece` items a piece, at most `max_pieces` pieces, none empty.
+struct Pieces {
+  std::int64_t count = 1;
+  std::int64_t per_piece = 0;
+};
+Pieces cut(std::int64_t n, std::int64_t min_piece, std::int64_t max_pieces) {
+  Pieces pieces;
+  if (n <= 0) return pieces;
+  pieces.count = std::clamp<std::int64_t>((n + min_piece - 1) / min_piece, 1, max_pieces);
+  pieces.per_piece = (n + pieces.count - 1) / pieces.count;
+  pieces.count = (n + pieces.per_piece - 1) / pieces.per_piece;
+  return pieces;
+}
+
+}  // namespace
 
 // At least 4096 elements per block so small tensors use few blocks; at most 1024 partials.
 SumPlan plan_sum(std::int64_t numel) {
-  SumPlan plan;
-  if (numel <= 0) return plan;
-  plan.count = std::clamp<std::int64_t>((numel + 4095) / 4096, 1, 1024);
-  plan.per_block = (numel + plan.count - 1) / plan.count;
-  plan.count = (numel + plan.per_block - 1) / plan.per_block;
-  return plan;
+  const Pieces pieces = cut(numel, 4096, 1024);
+  return {pieces.count, pieces.per_piece};
 }
 
 // At least 128 rows per chunk; at most 512 chunks.
 ChannelSumPlan plan_channel_sum(std::int64_t rows) {
-  ChannelSumPlan plan;
-  if (rows <= 0) return plan;
-  plan.count = std::clamp<std::int64_t>((rows + 127) / 128, 1, 512);
-  plan.rows_per_chunk = (rows + plan.count - 1) / plan.count;
-  plan.count = (rows + plan.rows_per_chunk - 1) / plan.rows_per_chunk;
-  return plan;
+  const Pieces pieces = cut(rows, 128, 512);
+  return {pieces.count, pieces.per_piece};
 }
 
 }  // namespace detail
