@@ -223,26 +223,43 @@ double pass_flops(const Problem& p, int pass) {
   return pass == kTotal ? 3 * one : one;
 }
 
-void set_counters(benchmark::State& state, const Problem& p, DType dtype, int pass) {
-  state.counters["TFLOP/s"] = benchmark::Counter(pass_flops(p, pass) * state.iterations() / 1e12,
+// A row's problem, dtype and pass (its arguments) and their workload; no workload (the row is
+// skipped) without a GPU.
+struct Row {
+  const Problem& problem;
+  DType dtype;
+  int pass;
+  Workload* work;
+};
+Row row_of(benchmark::State& state) {
+  const int problem = static_cast<int>(state.range(0));
+  const DType dtype = kDTypes[state.range(1)];
+  Row row{kProblems[problem], dtype, static_cast<int>(state.range(2)), nullptr};
+  if (oomlab::cuda_available()) {
+    row.work = &workload_for(problem, dtype);
+  } else {
+    state.SkipWithError("no usable CUDA device");
+  }
+  return row;
+}
+
+void set_counters(benchmark::State& state, const Row& row) {
+  state.counters["TFLOP/s"] = benchmark::Counter(pass_flops(row.problem, row.pass) * state.iterations() / 1e12,
                                                  benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(p.name) + " " + oomlab::dtype_name(dtype) + " " + pass_name(pass));
+  state.SetLabel(std::string(row.problem.name) + " " + oomlab::dtype_name(row.dtype) + " " + pass_name(row.pass));
 }
 
 void run_ours_benchmark(benchmark::State& state) {
-  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(2));
-  const DType dtype = kDTypes[state.range(1)];
-  if (!oomlab::cuda_available()) {
-    state.SkipWithError("no usable CUDA device");
-    return;
-  }
-  Workload& work = workload_for(problem, dtype);
+  const Row row = row_of(state);
+  if (row.work == nullptr) return;
+  Workload& work = *row.work;
+  const int pass = row.pass;
   work.run_ours(pass);  // warm-up (allocates the backward-weight workspace once)
   for (auto _ : state) {
     CudaEventTimer timer(state, cuda_stream());
     work.run_ours(pass);
   }
-  set_counters(state, kProblems[problem], dtype, pass);
+  set_counters(state, row);
 #if OOMLAB_HAVE_CUDNN
   // The ratio from alternating rounds, best of each: cuDNN timed once at set-up had read 0.16 and
   // 0.24 ms for the same 64->64 bf16 problem within one run.
@@ -268,18 +285,14 @@ void BM_conv2d_ours_mma_sync(benchmark::State& state) {
 
 #if OOMLAB_HAVE_CUDNN
 void BM_conv2d_cudnn(benchmark::State& state) {
-  const int problem = static_cast<int>(state.range(0)), pass = static_cast<int>(state.range(2));
-  const DType dtype = kDTypes[state.range(1)];
-  if (!oomlab::cuda_available()) {
-    state.SkipWithError("no usable CUDA device");
-    return;
-  }
-  Workload& work = workload_for(problem, dtype);
+  const Row row = row_of(state);
+  if (row.work == nullptr) return;
+  Workload& work = *row.work;
   for (auto _ : state) {
     CudaEventTimer timer(state, cuda_stream());
-    work.cudnn->run(pass, work.x, work.w, work.y, work.dx, work.dw);
+    work.cudnn->run(row.pass, work.x, work.w, work.y, work.dx, work.dw);
   }
-  set_counters(state, kProblems[problem], dtype, pass);
+  set_counters(state, row);
 }
 #endif
 
