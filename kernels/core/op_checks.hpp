@@ -33,6 +33,15 @@ inline void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
                op << ": dtypes differ: " << a.describe() << " and " << b.describe());
 }
 
+// An optional operand added to an output (a skip connection's residual): undefined, or `like`'s
+// shape and dtype in another tensor than `out`.
+inline void check_residual(const char* op, const Tensor& residual, const Tensor& like, const Tensor& out) {
+  if (!residual.defined()) return;
+  check_shape(op, "residual", residual, like.shape());
+  check_same_dtype(op, residual, like);
+  OOMLAB_CHECK(residual.data() != out.data(), op << ": the residual is the output itself");
+}
+
 // All tensors live on the same Device object (host refs and cuda kernels never mix).
 inline void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors) {
   const Device* device = nullptr;

@@ -67,7 +67,7 @@ void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
 
 void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                         const Tensor& x, const Tensor& weight, const Tensor& mean,
-                        const Tensor& rstd) {
+                        const Tensor& rstd, const Tensor& residual) {
   const char* op = "layernorm_backward";
   check_common(op, x, weight, mean, rstd);
   check_shape(op, "dout", dout, x.shape());
@@ -78,7 +78,8 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
   check_shape(op, "dbias", dbias, weight.shape());
   check_dtype(op, "dweight", dweight, {DType::f32});
   check_dtype(op, "dbias", dbias, {DType::f32});
-  check_same_device(op, {&dx, &dweight, &dbias, &dout, &x, &weight, &mean, &rstd});
+  check_residual(op, residual, x, dx);
+  check_same_device(op, {&dx, &dweight, &dbias, &dout, &x, &weight, &mean, &rstd, &residual});
   switch (x.device().kind()) {
     case DeviceKind::dry: return;
     case DeviceKind::host: {
@@ -101,7 +102,8 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
           double xhat = (load_as_float(x.data(), x.dtype(), i) - m) * s;
           double d = load_as_float(dout.data(), dout.dtype(), i);
           double g = d * load_as_float(weight.data(), weight.dtype(), c);
-          store_value(dx.data(), dx.dtype(), i, s * (g - mean_g - xhat * mean_g_xhat));
+          const double skip = residual.defined() ? load_as_float(residual.data(), residual.dtype(), i) : 0.0;
+          store_value(dx.data(), dx.dtype(), i, s * (g - mean_g - xhat * mean_g_xhat) + skip);
           dweight.data_as<float>()[c] += static_cast<float>(d * xhat);
           dbias.data_as<float>()[c] += static_cast<float>(d);
         }
@@ -110,7 +112,7 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
     }
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      return cuda::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd,
+      return cuda::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd, residual,
                                       x.device().stream());
 #endif
       throw_no_cuda(op);

@@ -60,7 +60,7 @@ __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const
 template <class T, int V>
 __global__ void layernorm_backward_kernel(T* dx, float* dweight, float* dbias, const T* dout,
                                           const T* x, const T* weight, const float* mean,
-                                          const float* rstd, int rows, int cols) {
+                                          const float* rstd, const T* residual, int rows, int cols) {
   extern __shared__ float column_sums[];  // [dweight | dbias], 2 * cols
   for (int c = threadIdx.x; c < 2 * cols; c += blockDim.x) column_sums[c] = 0.0f;
   __syncthreads();
@@ -86,12 +86,13 @@ __global__ void layernorm_backward_kernel(T* dx, float* dweight, float* dbias, c
       RowVec<T, V> xv = load_row_vec<T, V>(x + offset + c);
       RowVec<T, V> dv = load_row_vec<T, V>(dout + offset + c);
       RowVec<T, V> wv = load_row_vec<T, V>(weight + c);
-      RowVec<T, V> o;
+      RowVec<T, V> o, skip{};
+      if (residual) skip = load_row_vec<T, V>(residual + offset + c);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         float d = to_f32(dv.v[k]);
         float xhat = (to_f32(xv.v[k]) - m) * s;
-        o.v[k] = from_f32<T>(s * (d * to_f32(wv.v[k]) - mean_g - xhat * mean_g_xhat));
+        o.v[k] = from_f32<T>(s * (d * to_f32(wv.v[k]) - mean_g - xhat * mean_g_xhat) + to_f32(skip.v[k]));
         atomicAdd(&column_sums[c + k], d * xhat);
         atomicAdd(&column_sums[cols + c + k], d);
       }
@@ -113,8 +114,8 @@ __global__ void layernorm_backward_kernel(T* dx, float* dweight, float* dbias, c
 template <class T, int V, int CHUNKS>
 __global__ void __launch_bounds__(kRowWarps * 32, CHUNKS * V <= 16 ? 2 : 1)
 layernorm_backward_register_kernel(T* dx, float* dweight, float* dbias, const T* dout, const T* x,
-                                   const T* weight, const float* mean, const float* rstd, int rows,
-                                   int cols) {
+                                   const T* weight, const float* mean, const float* rstd,
+                                   const T* residual, int rows, int cols) {
   __shared__ float block_sums[CHUNKS * 32 * V];
   const int lane = threadIdx.x % 32;
   float dweight_sums[CHUNKS][V] = {}, dbias_sums[CHUNKS][V] = {};
@@ -148,12 +149,13 @@ layernorm_backward_register_kernel(T* dx, float* dweight, float* dbias, const T*
     for (int j = 0; j < CHUNKS; ++j) {
       const int c = (j * 32 + lane) * V;
       if (c >= cols) continue;
-      RowVec<T, V> o;
+      RowVec<T, V> o, skip{};
+      if (residual) skip = load_row_vec<T, V>(residual + offset + c);  // read as dx is written
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float d = to_f32(dv[j].v[k]);
         const float xhat = (to_f32(xv[j].v[k]) - m) * s;
-        o.v[k] = from_f32<T>(s * (d * to_f32(wv[j].v[k]) - mean_g - xhat * mean_g_xhat));
+        o.v[k] = from_f32<T>(s * (d * to_f32(wv[j].v[k]) - mean_g - xhat * mean_g_xhat) + to_f32(skip.v[k]));
         dweight_sums[j][k] += d * xhat;
         dbias_sums[j][k] += d;
       }
@@ -193,17 +195,18 @@ void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
 
 void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                         const Tensor& x, const Tensor& weight, const Tensor& mean,
-                        const Tensor& rstd, memory::StreamHandle stream) {
+                        const Tensor& rstd, const Tensor& residual, memory::StreamHandle stream) {
   int rows = checked_int(rows_of(x), "layernorm_backward rows");
   int cols = checked_int(x.dim(-1), "layernorm_backward C");
   if (rows == 0) return;
   dispatch_float(x.dtype(), "layernorm_backward", [&](auto zero) {
     using T = decltype(zero);
+    const T* skip = residual.defined() ? residual.data_as<const T>() : nullptr;
     constexpr int kVec = 16 / sizeof(T);
     constexpr int kMaxChunks = kRegisterColumns / (32 * kVec);
     const int chunks = static_cast<int>(ceil_div(static_cast<std::size_t>(cols), 32 * kVec));
     if (chunks >= 1 && chunks <= kMaxChunks &&
-        row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()})) {
+        row_vectorizable<T>(cols, {dx.data(), dout.data(), x.data(), weight.data(), skip})) {
       auto launch = [&](auto chunk_count) {
         constexpr int CHUNKS = decltype(chunk_count)::value;
         auto kernel = layernorm_backward_register_kernel<T, kVec, CHUNKS>;
@@ -211,7 +214,7 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
         kernel<<<resident_row_grid(resident, rows), kRowWarps * 32, 0, as_cuda_stream(stream)>>>(
             dx.data_as<T>(), dweight.data_as<float>(), dbias.data_as<float>(), dout.data_as<const T>(),
             x.data_as<const T>(), weight.data_as<const T>(), mean.data_as<const float>(),
-            rstd.data_as<const float>(), rows, cols);
+            rstd.data_as<const float>(), skip, rows, cols);
         OOMLAB_CUDA_CHECK_LAUNCH();
       };
       return dispatch_chunks<kMaxChunks>(chunks, launch);
@@ -224,10 +227,10 @@ void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor
       kernel<<<row_reduction_grid(rows), kRowWarps * 32, shared_bytes, as_cuda_stream(stream)>>>(
           dx.data_as<T>(), dweight.data_as<float>(), dbias.data_as<float>(),
           dout.data_as<const T>(), x.data_as<const T>(), weight.data_as<const T>(),
-          mean.data_as<const float>(), rstd.data_as<const float>(), rows, cols);
+          mean.data_as<const float>(), rstd.data_as<const float>(), skip, rows, cols);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()}, launch);
+    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data(), skip}, launch);
   });
 }
 

@@ -11,10 +11,12 @@ namespace oomlab::ops {
 void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
                        const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
 // dx (overwritten, x's shape and dtype); dweight, dbias: (C) f32, ACCUMULATED (+=) like every
-// parameter gradient, so micro-batches add up; zero them at the start of a step.
+// parameter gradient, so micro-batches add up; zero them at the start of a step. residual (x's
+// shape and dtype, or undefined) is added to dx as it is written: the gradient that reaches the
+// norm's input through the skip connection, without a pass of its own.
 void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                         const Tensor& x, const Tensor& weight, const Tensor& mean,
-                        const Tensor& rstd);
+                        const Tensor& rstd, const Tensor& residual = Tensor());
 
 namespace cuda {
 void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
@@ -22,7 +24,7 @@ void layernorm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x,
                        memory::StreamHandle stream);
 void layernorm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                         const Tensor& x, const Tensor& weight, const Tensor& mean,
-                        const Tensor& rstd, memory::StreamHandle stream);
+                        const Tensor& rstd, const Tensor& residual, memory::StreamHandle stream);
 }  // namespace cuda
 
 }  // namespace oomlab::ops

@@ -59,7 +59,7 @@ float load_op(const Tensor& x, std::size_t base, bool transpose, std::int64_t ro
 }
 
 void matmul_reference(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
-                      const MatmulOptions& options, const cuda::MatmulShape& s) {
+                      const MatmulOptions& options, const Tensor& residual, const cuda::MatmulShape& s) {
   std::int64_t a_cols = options.transpose_a ? s.m : s.k;
   std::int64_t b_cols = options.transpose_b ? s.k : s.n;
   bool b_batched = b.ndim() == 3;
@@ -76,6 +76,7 @@ void matmul_reference(Tensor& c, const Tensor& a, const Tensor& b, const Tensor&
         }
         std::size_t out = c_base + static_cast<std::size_t>(i * s.n + j);
         if (options.accumulate) sum += load_as_float(c.data(), c.dtype(), out);
+        if (residual.defined()) sum += load_as_float(residual.data(), residual.dtype(), out);
         if (bias.defined()) sum += load_as_float(bias.data(), bias.dtype(), static_cast<std::size_t>(j));
         float value = static_cast<float>(sum);
         store_value(c.data(), c.dtype(), out, options.gelu ? gelu_value(value) : value);
@@ -87,24 +88,26 @@ void matmul_reference(Tensor& c, const Tensor& a, const Tensor& b, const Tensor&
 }  // namespace
 
 void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
-            const MatmulOptions& options) {
+            const MatmulOptions& options, const Tensor& residual) {
   const char* op = "matmul";
   cuda::MatmulShape shape = resolve_shape(op, c, a, b, options);
   if (bias.defined()) {
     check_shape(op, "bias", bias, {shape.n});
     check_same_dtype(op, bias, a);
   }
-  check_same_device(op, {&c, &a, &b, &bias});
+  check_residual(op, residual, c, c);
+  OOMLAB_CHECK(!(options.accumulate && residual.defined()), op << ": accumulate and a residual together");
+  check_same_device(op, {&c, &a, &b, &bias, &residual});
   Device& device = a.device();
   // Same request on every backend (see the header).
   Tensor workspace = Tensor::empty(device, {static_cast<std::int64_t>(kMatmulWorkspaceBytes)},
                                    DType::i8, memory::Tag::workspace);
   switch (device.kind()) {
     case DeviceKind::dry: return;
-    case DeviceKind::host: return matmul_reference(c, a, b, bias, options, shape);
+    case DeviceKind::host: return matmul_reference(c, a, b, bias, options, residual, shape);
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      return cuda::matmul(c, a, b, bias, options, shape, workspace, device.stream());
+      return cuda::matmul(c, a, b, bias, options, residual, shape, workspace, device.stream());
 #endif
       throw_no_cuda(op);
   }

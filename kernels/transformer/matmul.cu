@@ -86,11 +86,11 @@ __global__ void column_sum_kernel(float* dbias, const T* dc, std::size_t rows, s
 namespace cuda {
 
 void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
-            const MatmulOptions& options, const MatmulShape& s, Tensor& workspace,
-            memory::StreamHandle stream) {
+            const MatmulOptions& options, const Tensor& residual, const MatmulShape& s,
+            Tensor& workspace, memory::StreamHandle stream) {
   if (s.m == 0 || s.n == 0) return;
   if (s.k == 0) {  // an empty sum: cuBLASLt rejects k = 0
-    if (!options.accumulate && !bias.defined() && !options.gelu) c.zero();
+    if (!options.accumulate && !bias.defined() && !options.gelu && !residual.defined()) c.zero();
     else throw std::invalid_argument("matmul: k = 0 with accumulate, bias or GELU is not supported");
     return;
   }
@@ -108,9 +108,14 @@ void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
   problem.transpose_b = options.transpose_b;
   problem.b_batched = b.ndim() == 3;
   problem.accumulate = options.accumulate;
+  problem.add_input = residual.defined();
   problem.epilogue = epilogue;
   problem.workspace_bytes = workspace.nbytes();
-  MatmulOperands operands{a.data(), b.data(), c.data(), bias.defined() ? bias.data() : nullptr,
+  MatmulOperands operands{a.data(),
+                          b.data(),
+                          c.data(),
+                          residual.defined() ? residual.data() : nullptr,
+                          bias.defined() ? bias.data() : nullptr,
                           workspace.data()};
   cudaStream_t cuda_stream = as_cuda_stream(stream);
   MatmulPlan& plan = matmul_plan(problem, operands, cuda_stream);

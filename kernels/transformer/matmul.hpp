@@ -1,4 +1,4 @@
-// Matrix multiply through cuBLASLt: C = op(A) · op(B) (+ C) (+ bias) (then GELU), row-major,
+// Matrix multiply through cuBLASLt: C = op(A) · op(B) (+ C or + R) (+ bias) (then GELU), row-major,
 // f32 accumulation, f32/bf16/f16 (A, B, C and bias of one dtype).
 //
 // Memory: the cuBLASLt handle is created once per CUDA device and lives for the process (it
@@ -24,9 +24,11 @@ struct MatmulOptions {
 
 // Shapes: with a 2-D B, A is (..., M, K) with any leading dims flattened into M (2-D only when
 // transpose_a) and C is (..., M, N). With a 3-D B (batch, K, N), A is (batch, M, K) and C is
-// (batch, M, N) (strided-batched). bias: (N) or undefined.
+// (batch, M, N) (strided-batched). bias: (N) or undefined. residual: C's shape and dtype, another
+// tensor than C, or undefined: C = op(A)·op(B) + bias + residual, the skip connection added by the
+// GEMM's epilogue as it writes C instead of by a pass of its own (not with accumulate).
 void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
-            const MatmulOptions& options = {});
+            const MatmulOptions& options = {}, const Tensor& residual = Tensor());
 
 // Gradients of matmul without GELU: dA (overwritten), dB and dbias (ACCUMULATED, +=; dbias is
 // f32 (N)). Any of the three may be undefined to skip it. dB and dbias follow the parameter
@@ -39,8 +41,8 @@ struct MatmulShape {
   std::int64_t batch, m, n, k;
 };
 void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
-            const MatmulOptions& options, const MatmulShape& shape, Tensor& workspace,
-            memory::StreamHandle stream);
+            const MatmulOptions& options, const Tensor& residual, const MatmulShape& shape,
+            Tensor& workspace, memory::StreamHandle stream);
 // dbias[n] += sum over rows of dc[row, n]; dc seen as (rows, N).
 void column_sum_accumulate(Tensor& dbias, const Tensor& dc, memory::StreamHandle stream);
 }  // namespace cuda

@@ -128,10 +128,10 @@ cublasLtMatmulAlgo_t fastest(MatmulPlan& plan, const std::vector<cublasLtMatmulA
 }  // namespace
 
 bool MatmulProblem::operator<(const MatmulProblem& o) const {
-  return std::tie(device, type, batch, m, n, k, transpose_a, transpose_b, b_batched, accumulate, epilogue,
-                  workspace_bytes) <
+  return std::tie(device, type, batch, m, n, k, transpose_a, transpose_b, b_batched, accumulate, add_input,
+                  epilogue, workspace_bytes) <
          std::tie(o.device, o.type, o.batch, o.m, o.n, o.k, o.transpose_a, o.transpose_b, o.b_batched,
-                  o.accumulate, o.epilogue, o.workspace_bytes);
+                  o.accumulate, o.add_input, o.epilogue, o.workspace_bytes);
 }
 
 MatmulPlan::~MatmulPlan() {
@@ -167,9 +167,10 @@ cublasStatus_t run_plan(MatmulPlan& plan, const cublasLtMatmulAlgo_t& algo, cons
     OOMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                        &operands.bias, sizeof operands.bias));
   }
-  float alpha = 1.0f, beta = p.accumulate ? 1.0f : 0.0f;
+  float alpha = 1.0f, beta = p.accumulate || p.add_input ? 1.0f : 0.0f;
+  const void* input = p.add_input ? operands.input : operands.c;  // cuBLASLt's C; ours is its D
   return cublasLtMatmul(lt_handle(), plan.op, &alpha, operands.b, plan.a, operands.a, plan.b, &beta,
-                        operands.c, plan.c, operands.c, plan.c, &algo, operands.workspace,
+                        input, plan.c, operands.c, plan.c, &algo, operands.workspace,
                         p.workspace_bytes, stream);
 }
 

@@ -22,6 +22,7 @@ struct MatmulProblem {
   cudaDataType_t type = CUDA_R_32F;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_a = false, transpose_b = false, b_batched = false, accumulate = false;
+  bool add_input = false;  // C = ... + R, R another tensor (beta = 1 on it)
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   std::size_t workspace_bytes = 0;
   bool operator<(const MatmulProblem& other) const;
@@ -38,11 +39,12 @@ struct MatmulPlan {
   ~MatmulPlan();
 };
 
-// Runs C = op(A)·op(B) (+ bias, GELU, + C) with plan's descriptors; returns cuBLAS's status.
+// Runs C = op(A)·op(B) (+ bias, GELU, + C or + R) with plan's descriptors; returns cuBLAS's status.
 struct MatmulOperands {
   const void* a;      // our A
   const void* b;      // our B
   void* c;
+  const void* input;  // R, read where C would be with accumulate; nullptr without
   const void* bias;   // nullptr without a bias epilogue
   void* workspace;
 };

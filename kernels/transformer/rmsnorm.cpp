@@ -56,7 +56,7 @@ void rmsnorm_forward(Tensor& out, Tensor& rstd, const Tensor& x, const Tensor& w
 }
 
 void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Tensor& x,
-                      const Tensor& weight, const Tensor& rstd) {
+                      const Tensor& weight, const Tensor& rstd, const Tensor& residual) {
   const char* op = "rmsnorm_backward";
   check_common(op, x, weight, rstd);
   check_shape(op, "dout", dout, x.shape());
@@ -65,7 +65,8 @@ void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Ten
   check_same_dtype(op, dx, x);
   check_shape(op, "dweight", dweight, weight.shape());
   check_dtype(op, "dweight", dweight, {DType::f32});
-  check_same_device(op, {&dx, &dweight, &dout, &x, &weight, &rstd});
+  check_residual(op, residual, x, dx);
+  check_same_device(op, {&dx, &dweight, &dout, &x, &weight, &rstd, &residual});
   switch (x.device().kind()) {
     case DeviceKind::dry: return;
     case DeviceKind::host: {
@@ -85,7 +86,8 @@ void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Ten
           double xhat = load_as_float(x.data(), x.dtype(), i) * s;
           double d = load_as_float(dout.data(), dout.dtype(), i);
           double g = d * load_as_float(weight.data(), weight.dtype(), c);
-          store_value(dx.data(), dx.dtype(), i, s * (g - xhat * mean_g_xhat));
+          const double skip = residual.defined() ? load_as_float(residual.data(), residual.dtype(), i) : 0.0;
+          store_value(dx.data(), dx.dtype(), i, s * (g - xhat * mean_g_xhat) + skip);
           dweight.data_as<float>()[c] += static_cast<float>(d * xhat);
         }
       }
@@ -93,7 +95,7 @@ void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Ten
     }
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      return cuda::rmsnorm_backward(dx, dweight, dout, x, weight, rstd, x.device().stream());
+      return cuda::rmsnorm_backward(dx, dweight, dout, x, weight, rstd, residual, x.device().stream());
 #endif
       throw_no_cuda(op);
   }

@@ -36,7 +36,8 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* x, const T*
 
 template <class T, int V>
 __global__ void rmsnorm_backward_kernel(T* dx, float* dweight, const T* dout, const T* x,
-                                        const T* weight, const float* rstd, int rows, int cols) {
+                                        const T* weight, const float* rstd, const T* residual, int rows,
+                                        int cols) {
   extern __shared__ float column_sums[];  // dweight partial sums, cols
   for (int c = threadIdx.x; c < cols; c += blockDim.x) column_sums[c] = 0.0f;
   __syncthreads();
@@ -57,12 +58,13 @@ __global__ void rmsnorm_backward_kernel(T* dx, float* dweight, const T* dout, co
       RowVec<T, V> xv = load_row_vec<T, V>(x + offset + c);
       RowVec<T, V> dv = load_row_vec<T, V>(dout + offset + c);
       RowVec<T, V> wv = load_row_vec<T, V>(weight + c);
-      RowVec<T, V> o;
+      RowVec<T, V> o, skip{};
+      if (residual) skip = load_row_vec<T, V>(residual + offset + c);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         float d = to_f32(dv.v[k]);
         float xhat = to_f32(xv.v[k]) * s;
-        o.v[k] = from_f32<T>(s * (d * to_f32(wv.v[k]) - xhat * mean_g_xhat));
+        o.v[k] = from_f32<T>(s * (d * to_f32(wv.v[k]) - xhat * mean_g_xhat) + to_f32(skip.v[k]));
         atomicAdd(&column_sums[c + k], d * xhat);
       }
       store_row_vec<T, V>(dx + offset + c, o);
@@ -96,23 +98,25 @@ void rmsnorm_forward(Tensor& out, Tensor& rstd, const Tensor& x, const Tensor& w
 }
 
 void rmsnorm_backward(Tensor& dx, Tensor& dweight, const Tensor& dout, const Tensor& x,
-                      const Tensor& weight, const Tensor& rstd, memory::StreamHandle stream) {
+                      const Tensor& weight, const Tensor& rstd, const Tensor& residual,
+                      memory::StreamHandle stream) {
   int rows = checked_int(rows_of(x), "rmsnorm_backward rows");
   int cols = checked_int(x.dim(-1), "rmsnorm_backward C");
   if (rows == 0) return;
   std::size_t shared_bytes = static_cast<std::size_t>(cols) * sizeof(float);
   dispatch_float(x.dtype(), "rmsnorm_backward", [&](auto zero) {
     using T = decltype(zero);
+    const T* skip = residual.defined() ? residual.data_as<const T>() : nullptr;
     auto launch = [&](auto width) {
       constexpr int V = decltype(width)::value;
       auto kernel = rmsnorm_backward_kernel<T, V>;
       allow_shared_bytes(kernel, shared_bytes, "rmsnorm_backward");
       kernel<<<row_reduction_grid(rows), kRowWarps * 32, shared_bytes, as_cuda_stream(stream)>>>(
           dx.data_as<T>(), dweight.data_as<float>(), dout.data_as<const T>(), x.data_as<const T>(),
-          weight.data_as<const T>(), rstd.data_as<const float>(), rows, cols);
+          weight.data_as<const T>(), rstd.data_as<const float>(), skip, rows, cols);
       OOMLAB_CUDA_CHECK_LAUNCH();
     };
-    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data()}, launch);
+    launch_with_row_width<T>(cols, {dx.data(), dout.data(), x.data(), weight.data(), skip}, launch);
   });
 }
 

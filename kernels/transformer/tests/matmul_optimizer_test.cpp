@@ -46,6 +46,22 @@ TEST(Matmul, KnownProductWithBiasAndGelu) {
   EXPECT_EQ(c.to_host_f32(), (std::vector<float>{4, -1, 10, -1}));
 }
 
+// The skip connection added by the GEMM: C = A·B + bias + R, with R another tensor, left as it was.
+TEST(Matmul, ResidualIsAddedAndKept) {
+  Tensor a = Tensor::from_host(host_device(), {2, 3}, DType::f32, {1, 2, 3, 4, 5, 6});
+  Tensor b = Tensor::from_host(host_device(), {3, 2}, DType::f32, {1, 0, 0, 1, 1, -1});
+  Tensor bias = Tensor::from_host(host_device(), {2}, DType::f32, {0.5f, -0.5f});
+  Tensor r = Tensor::from_host(host_device(), {2, 2}, DType::f32, {100, 200, 300, 400});
+  Tensor c = Tensor::empty(host_device(), {2, 2}, DType::f32);
+  matmul(c, a, b, bias, {}, r);
+  EXPECT_EQ(c.to_host_f32(), (std::vector<float>{104.5f, 198.5f, 310.5f, 398.5f}));
+  EXPECT_EQ(r.to_host_f32(), (std::vector<float>{100, 200, 300, 400}));
+  EXPECT_THROW(matmul(c, a, b, bias, {}, c), std::invalid_argument) << "the residual is C itself";
+  EXPECT_THROW(matmul(c, a, b, bias, {false, false, true, false}, r), std::invalid_argument) << "with accumulate";
+  Tensor wrong = Tensor::empty(host_device(), {2, 3}, DType::f32);
+  EXPECT_THROW(matmul(c, a, b, bias, {}, wrong), std::invalid_argument) << "not C's shape";
+}
+
 struct TransposeCase {
   bool transpose_a, transpose_b;
 };

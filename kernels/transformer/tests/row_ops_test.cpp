@@ -71,6 +71,40 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
   }
 }
 
+// The skip connection's gradient added as dx is written equals dx plus it, the parameter gradients
+// unchanged; for LayerNorm and RMSNorm alike.
+TEST(NormBackward, ResidualIsAddedToDx) {
+  const Shape shape{4, 9};
+  Tensor x = random_tensor(host_device(), shape, DType::f32, 21, -2, 2);
+  Tensor w = random_tensor(host_device(), {9}, DType::f32, 22, 0.5f, 1.5f);
+  Tensor b = random_tensor(host_device(), {9}, DType::f32, 23);
+  Tensor dout = random_tensor(host_device(), shape, DType::f32, 24);
+  Tensor skip = random_tensor(host_device(), shape, DType::f32, 25);
+  Tensor out = Tensor::empty(host_device(), shape, DType::f32);
+  Tensor mean = Tensor::empty(host_device(), {4}, DType::f32), rstd = Tensor::empty(host_device(), {4}, DType::f32);
+  Tensor plain = Tensor::empty(host_device(), shape, DType::f32), fused = Tensor::empty(host_device(), shape, DType::f32);
+  auto expect_sum = [&](const char* what) {
+    std::vector<float> p = plain.to_host_f32(), f = fused.to_host_f32(), r = skip.to_host_f32();
+    for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(f[i], p[i] + r[i], 1e-5) << what << " " << i;
+  };
+  layernorm_forward(out, mean, rstd, x, w, b);
+  Tensor dw1 = Tensor::zeros(host_device(), {9}, DType::f32), db1 = Tensor::zeros(host_device(), {9}, DType::f32);
+  Tensor dw2 = Tensor::zeros(host_device(), {9}, DType::f32), db2 = Tensor::zeros(host_device(), {9}, DType::f32);
+  layernorm_backward(plain, dw1, db1, dout, x, w, mean, rstd);
+  layernorm_backward(fused, dw2, db2, dout, x, w, mean, rstd, skip);
+  expect_sum("layernorm");
+  EXPECT_EQ(dw1.to_host_f32(), dw2.to_host_f32());
+  EXPECT_EQ(db1.to_host_f32(), db2.to_host_f32());
+  EXPECT_THROW(layernorm_backward(fused, dw2, db2, dout, x, w, mean, rstd, fused), std::invalid_argument);
+
+  rmsnorm_forward(out, rstd, x, w);
+  rmsnorm_backward(plain, dw1, dout, x, w, rstd);
+  rmsnorm_backward(fused, dw2, dout, x, w, rstd, skip);
+  expect_sum("rmsnorm");
+  Tensor narrow = Tensor::empty(host_device(), {4, 8}, DType::f32);
+  EXPECT_THROW(rmsnorm_backward(fused, dw2, dout, x, w, rstd, narrow), std::invalid_argument);
+}
+
 TEST(LayerNorm, ParameterGradientsAccumulate) {
   Shape shape{3, 7};
   Tensor x = random_tensor(host_device(), shape, DType::f32, 5);

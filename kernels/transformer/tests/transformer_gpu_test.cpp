@@ -163,6 +163,11 @@ TEST(TransformerGpu, LayerNormAndRmsNorm) {
       EXPECT_TRUE(pair_close(dx, tol, "layernorm dx"));
       EXPECT_TRUE(pair_close(dw, reduction_tolerance(DType::f32, rows), "layernorm dweight"));
       EXPECT_TRUE(pair_close(db, reduction_tolerance(DType::f32, rows), "layernorm dbias"));
+      // With the skip connection's gradient added as dx is written (both kernels' paths).
+      Pair skip = random_pair(shape, dtype, 10);
+      layernorm_backward(dx.host, dw.host, db.host, dout.host, x.host, w.host, mean.host, rstd.host, skip.host);
+      layernorm_backward(dx.cuda, dw.cuda, db.cuda, dout.cuda, x.cuda, w.cuda, mean.cuda, rstd.cuda, skip.cuda);
+      EXPECT_TRUE(pair_close(dx, tol, "layernorm dx + residual"));
 
       rmsnorm_forward(out.host, rstd.host, x.host, w.host);
       rmsnorm_forward(out.cuda, rstd.cuda, x.cuda, w.cuda);
@@ -172,6 +177,9 @@ TEST(TransformerGpu, LayerNormAndRmsNorm) {
       rmsnorm_backward(dx.cuda, dw2.cuda, dout.cuda, x.cuda, w.cuda, rstd.cuda);
       EXPECT_TRUE(pair_close(dx, tol, "rmsnorm dx"));
       EXPECT_TRUE(pair_close(dw2, reduction_tolerance(DType::f32, rows), "rmsnorm dweight"));
+      rmsnorm_backward(dx.host, dw2.host, dout.host, x.host, w.host, rstd.host, skip.host);
+      rmsnorm_backward(dx.cuda, dw2.cuda, dout.cuda, x.cuda, w.cuda, rstd.cuda, skip.cuda);
+      EXPECT_TRUE(pair_close(dx, tol, "rmsnorm dx + residual"));
     }
   }
 }
@@ -473,6 +481,12 @@ TEST(TransformerGpu, MatmulThroughCublasLt) {
       matmul(c.host, a.host, b.host, bias.host, options);
       matmul(c.cuda, a.cuda, b.cuda, bias.cuda, options);
       EXPECT_TRUE(pair_close(c, reduction_tolerance(dtype, mc.k), "c"));
+      if (!mc.accumulate) {  // the skip connection added by the epilogue: C = ... + R
+        Pair residual = random_pair(c_shape, dtype, 46);
+        matmul(c.host, a.host, b.host, bias.host, options, residual.host);
+        matmul(c.cuda, a.cuda, b.cuda, bias.cuda, options, residual.cuda);
+        EXPECT_TRUE(pair_close(c, reduction_tolerance(dtype, mc.k), "c + residual"));
+      }
 
       if (mc.gelu || mc.accumulate) continue;
       Pair dc = random_pair(c_shape, dtype, 44);

@@ -168,8 +168,8 @@ void Projections::quantize_nf4(Projection which, std::int64_t layer, Tensor& cod
 }
 
 void Projections::forward(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,
-                          const Tensor& w, const Tensor& bias) const {
-  ops::matmul(y, x, w, bias, kLinear);
+                          const Tensor& w, const Tensor& bias, const Tensor& residual) const {
+  ops::matmul(y, x, w, bias, kLinear, residual);
   const Adapter& adapter = adapters_[index_of(which)];
   if (!adapter.a.defined()) return;
   const Tensor a = layer_of(adapter.a, layer), b = layer_of(adapter.b, layer);

@@ -53,9 +53,9 @@ class Projections {
   // The base weight of `which` at a layer, ready to multiply: a slice of `params`, or its int8
   // rows (nf4 blocks) dequantised into a temporary that lives as long as the returned tensor.
   Tensor weight(Projection which, std::int64_t layer, const ParameterTensors& params) const;
-  // y = x W^T (+ bias) (+ (x A^T) B^T)
+  // y = x W^T (+ bias) (+ residual) (+ (x A^T) B^T); residual: y's shape, or undefined.
   void forward(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& w,
-               const Tensor& bias) const;
+               const Tensor& bias, const Tensor& residual = Tensor()) const;
   // dx = dy W (+ (dy B) A), overwritten; dw and dbias += when defined (a trainable base); the
   // adapter's dA and dB +=.
   void backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dw, Tensor& dbias,

@@ -282,10 +282,10 @@ Tensor Transformer::norm_grad(Tensor ParameterTensors::*member, std::int64_t lay
 }
 
 void Transformer::linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x,
-                         const Tensor& bias) const {
+                         const Tensor& bias, const Tensor& residual) const {
   const LayerWeights weights = layer_weights(layer);
   const Tensor w = projections_.weight(which, weights.index, *weights.tensors);
-  projections_.forward(which, layer, y, x, w, bias);
+  projections_.forward(which, layer, y, x, w, bias, residual);
 }
 
 void Transformer::linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias,
@@ -307,11 +307,11 @@ void Transformer::norm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Te
 
 void Transformer::norm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                                 const Tensor& x, const Tensor& weight, const Tensor& mean,
-                                const Tensor& rstd) const {
+                                const Tensor& rstd, const Tensor& skip) const {
   if (config_.is_gpt2()) {
-    ops::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd);
+    ops::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd, skip);
   } else {
-    ops::rmsnorm_backward(dx, dweight, dout, x, weight, rstd);
+    ops::rmsnorm_backward(dx, dweight, dout, x, weight, rstd, skip);
   }
 }
 
@@ -364,8 +364,8 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   heads_out.reset();  // naive: freed here; fused: still held by a.attn_heads
   {
     Tensor projected = Tensor::empty(dev, s.hidden, cd);
-    linear(Projection::attn_out, l, projected, a.attn_out, layer_of(p.attn_proj_b, pl));
-    ops::residual_add(projected, x, projected);  // in place: x + attention
+    // x + attention: the skip connection added by the projection's GEMM as it writes.
+    linear(Projection::attn_out, l, projected, a.attn_out, layer_of(p.attn_proj_b, pl), x);
     a.residual_mid = projected;
   }
 
@@ -390,9 +390,8 @@ BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Ten
   }
   phase.next("fwd.mlp_down");
   out = Tensor::empty(dev, s.hidden, cd);
-  linear(Projection::mlp_down, l, out, hidden, layer_of(p.proj_b, pl));
+  linear(Projection::mlp_down, l, out, hidden, layer_of(p.proj_b, pl), a.residual_mid);
   hidden.reset();
-  ops::residual_add(out, a.residual_mid, out);
   return a;
 }
 
@@ -533,10 +532,9 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   {
     Tensor d_ln2_w = norm_grad(&P::ln2_w, l, 0), d_ln2_b = norm_grad(&P::ln2_b, l, 1);
     norm_backward(d_mid, d_ln2_w, d_ln2_b, d_ln2, a.residual_mid, layer_of(p.ln2_w, pl), a.ln2_mean,
-                  a.ln2_rstd);
+                  a.ln2_rstd, d_out);
     d_ln2.reset();
     for (Tensor* done : {&a.residual_mid, &a.ln2_mean, &a.ln2_rstd}) done->reset();
-    ops::residual_add(d_mid, d_mid, d_out);
   }
 
   // Attention backward.
@@ -580,9 +578,8 @@ Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivat
   phase.next("bwd.ln1");
   Tensor d_x = Tensor::empty(dev, s.hidden, cd);
   Tensor d_ln1_w = norm_grad(&P::ln1_w, l, 0), d_ln1_b = norm_grad(&P::ln1_b, l, 1);
-  norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, pl), a.ln1_mean, a.ln1_rstd);
+  norm_backward(d_x, d_ln1_w, d_ln1_b, d_ln1, x, layer_of(p.ln1_w, pl), a.ln1_mean, a.ln1_rstd, d_mid);
   d_ln1.reset();
-  ops::residual_add(d_x, d_x, d_mid);
   return d_x;
 }
 

@@ -88,9 +88,11 @@ class Transformer {
                         const Tensor& d_out);
   void norm_forward(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& weight,
                     const Tensor& bias) const;
+  // dx = the norm's input gradient + skip (the gradient arriving through the residual branch,
+  // added as dx is written; undefined for none).
   void norm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, const Tensor& dout,
                      const Tensor& x, const Tensor& weight, const Tensor& mean,
-                     const Tensor& rstd) const;
+                     const Tensor& rstd, const Tensor& skip = Tensor()) const;
   void lm_head_backward(Tensor& d_lnf);
   // The gradient backward writes for a parameter (layer < 0: unstacked), allocated zeroed on first
   // use; undefined for a frozen base or a tensor this style has not.
@@ -118,7 +120,9 @@ class Transformer {
   void gather(std::int64_t layer);
   void scatter_gradients(std::int64_t layer);   // layer < 0: the unstacked ones; frees the full ones
   // y = x W^T (+ b) (+ adapter) for a block projection, and its backward (projections.hpp).
-  void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias) const;
+  // y = x W^T + bias (+ residual, added by the GEMM's epilogue).
+  void linear(Projection which, std::int64_t layer, Tensor& y, const Tensor& x, const Tensor& bias,
+              const Tensor& residual = Tensor()) const;
   void linear_backward(Projection which, std::int64_t layer, Tensor& dx, Tensor& dbias, const Tensor& dy,
                        const Tensor& x);
   // A norm weight's (or bias's) gradient at a layer, or a sink when the base is frozen: the norm
