@@ -35,12 +35,18 @@ std::vector<void*> fragment(CachingAllocator& allocator) {
   return kept;
 }
 
-TEST(Diagnose, CapacityWhenAllocatedPlusRequestExceedsTheBudget) {
+// What the allocator reports when `requested` more does not fit `budget` with `allocated` bytes
+// live, all of them reserved (no cached blocks).
+OomInfo oom_with(std::size_t requested, std::size_t budget, std::size_t allocated) {
   OomInfo info;
-  info.requested = 60_MiB;
-  info.budget = 100_MiB;
-  info.allocated = 60_MiB;
-  info.reserved = 60_MiB;
+  info.requested = requested;
+  info.budget = budget;
+  info.allocated = info.reserved = allocated;
+  return info;
+}
+
+TEST(Diagnose, CapacityWhenAllocatedPlusRequestExceedsTheBudget) {
+  OomInfo info = oom_with(60_MiB, 100_MiB, 60_MiB);
   diagnose(info);
   EXPECT_EQ(info.diagnosis, Diagnosis::capacity);
   EXPECT_NE(info.remedy.find("batch"), std::string::npos);
@@ -57,10 +63,7 @@ TEST(Diagnose, CapacityRemedyFollowsTheDominantTag) {
   EXPECT_NE(weights.remedy.find("int8"), std::string::npos) << weights.remedy;
   EXPECT_NE(weights.remedy.find("tensor by tensor"), std::string::npos) << weights.remedy;
 
-  OomInfo activations;  // a small request on top of a card full of activations
-  activations.requested = 2_MiB;
-  activations.budget = 100_MiB;
-  activations.allocated = activations.reserved = 99_MiB;
+  OomInfo activations = oom_with(2_MiB, 100_MiB, 99_MiB);  // a small request on a card full of activations
   activations.tag = Tag::workspace;
   activations.largest_tag = Tag::activations;
   activations.tag_allocated[static_cast<int>(Tag::activations)] = 90_MiB;
@@ -79,10 +82,7 @@ TEST(Diagnose, CapacityRemedyFollowsTheDominantTag) {
 // was told to load the weights in a smaller dtype. Training the whole model, what fills the card
 // is weights + gradients + moments, and the remedies are LoRA, 8-bit moments, offload, sharding.
 TEST(Diagnose, ATrainingRunOutOfRoomForItsStateIsToldTheTrainingRemedies) {
-  OomInfo info;
-  info.requested = 30_GiB;
-  info.budget = 100_GiB;
-  info.allocated = info.reserved = 75_GiB;
+  OomInfo info = oom_with(30_GiB, 100_GiB, 75_GiB);
   info.tag = Tag::optimizer;
   info.largest_tag = Tag::weights;
   info.tag_allocated[static_cast<int>(Tag::weights)] = 38_GiB;
@@ -98,11 +98,8 @@ TEST(Diagnose, ATrainingRunOutOfRoomForItsStateIsToldTheTrainingRemedies) {
 }
 
 TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
-  OomInfo info;
-  info.requested = 20_MiB;
-  info.budget = 12_GiB;
-  info.allocated = 11_GiB + 512_MiB;
-  info.reserved = info.allocated + 300_MiB;
+  OomInfo info = oom_with(20_MiB, 12_GiB, 11_GiB + 512_MiB);
+  info.reserved += 300_MiB;
   info.largest_free_block = 10_MiB;
   diagnose(info);
   EXPECT_EQ(info.diagnosis, Diagnosis::fragmentation);
@@ -111,11 +108,7 @@ TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
 }
 
 TEST(Diagnose, ExternalWhenOnlyOutsideMemoryMakesTheDifference) {
-  OomInfo info;
-  info.requested = 20_MiB;
-  info.budget = 100_MiB;
-  info.allocated = 40_MiB;
-  info.reserved = 40_MiB;
+  OomInfo info = oom_with(20_MiB, 100_MiB, 40_MiB);
   info.external = 50_MiB;
   diagnose(info);
   EXPECT_EQ(info.diagnosis, Diagnosis::external);
