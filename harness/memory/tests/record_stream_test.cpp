@@ -13,12 +13,19 @@ using testing::ManualEventSource;
 constexpr StreamHandle kCompute = 0;
 constexpr StreamHandle kCopy = 7;
 
+// A 4 MiB block allocated on the compute stream, recorded as used on `stream`, then freed: what
+// each test then expects of its reuse.
+void* freed_after_use_on(CachingAllocator& allocator, StreamHandle stream) {
+  void* p = allocator.allocate(4_MiB, Tag::data, kCompute);
+  allocator.record_stream(p, stream);
+  allocator.deallocate(p);
+  return p;
+}
+
 TEST(RecordStream, FreedBlockWaitsForTheOtherStream) {
   ManualEventSource source(make_dry_source());
   CachingAllocator allocator(source, AllocatorConfig{});
-  void* p = allocator.allocate(4_MiB, Tag::data, kCompute);
-  allocator.record_stream(p, kCopy);
-  allocator.deallocate(p);
+  void* p = freed_after_use_on(allocator, kCopy);
   EXPECT_EQ(source.live_events(), 1u);
   MemoryStats stats = allocator.stats();
   EXPECT_EQ(stats.allocated.current, 0);
@@ -39,9 +46,7 @@ TEST(RecordStream, FreedBlockWaitsForTheOtherStream) {
 TEST(RecordStream, OwnStreamNeedsNoEvent) {
   ManualEventSource source(make_dry_source());
   CachingAllocator allocator(source, AllocatorConfig{});
-  void* p = allocator.allocate(4_MiB, Tag::data, kCompute);
-  allocator.record_stream(p, kCompute);
-  allocator.deallocate(p);
+  void* p = freed_after_use_on(allocator, kCompute);
   EXPECT_EQ(source.events_recorded(), 0u);
   EXPECT_EQ(allocator.allocate(4_MiB, Tag::data, kCompute), p);
 }
@@ -63,9 +68,7 @@ TEST(RecordStream, OneEventPerOtherStream) {
 TEST(RecordStream, EmptyCacheWaitsForEventsThenReleases) {
   ManualEventSource source(make_dry_source(), /*auto_complete_after=*/3);
   CachingAllocator allocator(source, AllocatorConfig{});
-  void* p = allocator.allocate(4_MiB, Tag::data, kCompute);
-  allocator.record_stream(p, kCopy);
-  allocator.deallocate(p);
+  freed_after_use_on(allocator, kCopy);
   allocator.empty_cache();
   MemoryStats stats = allocator.stats();
   EXPECT_EQ(stats.reserved.current, 0);
