@@ -14,6 +14,13 @@ using testing::with_budget;
 
 std::int64_t i64(std::size_t v) { return static_cast<std::int64_t>(v); }
 
+// What a fresh allocator reserves for one request of `bytes`: the segment size the rules pick.
+std::int64_t reserved_for(std::size_t bytes) {
+  DryAllocator dry;
+  dry.allocator.allocate(bytes);
+  return dry.stats().reserved.current;
+}
+
 // ---- rounding ----
 TEST(Rounding, OneByteBecomes512) {
   DryAllocator dry;
@@ -38,9 +45,7 @@ TEST(Rounding, ZeroBytesIsNull) {
 
 // ---- pools and segment sizes ----
 TEST(Pools, OneMiBIsSmallAndGets2MiBSegment) {
-  DryAllocator dry;
-  dry.allocator.allocate(1_MiB);
-  EXPECT_EQ(dry.stats().reserved.current, i64(2_MiB));
+  EXPECT_EQ(reserved_for(1_MiB), i64(2_MiB));
 }
 TEST(Pools, OneByteOverOneMiBIsLargeAndGets20MiBSegment) {
   DryAllocator dry;
@@ -56,19 +61,13 @@ TEST(Pools, SmallAndLargeNeverShareASegment) {
   EXPECT_EQ(dry.stats().reserved.current, i64(22_MiB));
 }
 TEST(Pools, JustUnder10MiBGets20MiBSegment) {
-  DryAllocator dry;
-  dry.allocator.allocate(10_MiB - 512);
-  EXPECT_EQ(dry.stats().reserved.current, i64(20_MiB));
+  EXPECT_EQ(reserved_for(10_MiB - 512), i64(20_MiB));
 }
 TEST(Pools, Exactly10MiBGetsItsOwnSegment) {
-  DryAllocator dry;
-  dry.allocator.allocate(10_MiB);
-  EXPECT_EQ(dry.stats().reserved.current, i64(10_MiB));
+  EXPECT_EQ(reserved_for(10_MiB), i64(10_MiB));
 }
 TEST(Pools, AboveTenMiBRoundsSegmentTo2MiB) {
-  DryAllocator dry;
-  dry.allocator.allocate(10_MiB + 1);
-  EXPECT_EQ(dry.stats().reserved.current, i64(12_MiB));
+  EXPECT_EQ(reserved_for(10_MiB + 1), i64(12_MiB));
 }
 TEST(Pools, StreamsDoNotShareFreeBlocks) {
   DryAllocator dry;
