@@ -10,6 +10,7 @@
 
 #include "harness/memory/budget.hpp"
 #include "harness/memory/oom_error.hpp"
+#include "harness/memory/tags.hpp"
 #include "harness/runner/run_context.hpp"
 #include "harness/runner/scenario.hpp"
 #include "scenarios/models/safetensors/safetensors_writer.hpp"
@@ -50,6 +51,16 @@ inline BudgetRun run_weights7b(const std::string& variant, DeviceKind kind, Scal
   const auto& events = device.allocator().trace().events();
   run.events.assign(events.begin(), events.end());
   return run;
+}
+
+// The run ran out of memory for lack of room (capacity) while allocating weights.
+inline ::testing::AssertionResult oom_on_weights(const BudgetRun& run) {
+  if (!run.oom) return ::testing::AssertionFailure() << "no OOM";
+  if (run.oom->diagnosis != memory::Diagnosis::capacity || run.oom->tag != memory::Tag::weights) {
+    return ::testing::AssertionFailure() << "OOM diagnosed " << memory::diagnosis_name(run.oom->diagnosis)
+                                         << " on " << memory::tag_name(run.oom->tag);
+  }
+  return ::testing::AssertionSuccess();
 }
 
 // check_knobs' message for `variant` at `scale` with `set` over its values (the checks before a
