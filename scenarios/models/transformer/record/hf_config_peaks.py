@@ -91,7 +91,8 @@ def lora_wrapper_class(torch):
             self.base = base
             weight = base.weight
             # nn.Linear's weight is (out, in); GPT-2's Conv1D keeps it (in, out).
-            in_features, out_features = (weight.shape[1], weight.shape[0]) if isinstance(base, nn.Linear) else weight.shape
+            linear = isinstance(base, nn.Linear)
+            in_features, out_features = (weight.shape[1], weight.shape[0]) if linear else weight.shape
             self.lora_A = nn.Linear(in_features, rank, bias=False, device=weight.device, dtype=torch.float32)
             self.lora_B = nn.Linear(rank, out_features, bias=False, device=weight.device, dtype=torch.float32)
             nn.init.kaiming_uniform_(self.lora_A.weight, a=5 ** 0.5)
@@ -269,9 +270,10 @@ def main():
             except Exception as error:  # noqa: BLE001 -- the parent goes on to the next row
                 row.update(status="error", error=f"{type(error).__name__}: {error}"[:400])
                 traceback.print_exc(limit=2)
-            shown = (f"allocated {row['peak_allocated'] / 2**30:.2f} GiB, reserved {row['peak_reserved'] / 2**30:.2f} GiB"
-                     if row["status"] == "ok" else row["error"])
-            print(f"[hf_config_peaks {time.perf_counter() - started:5.0f} s] {model} {measurement}: {shown}", flush=True)
+            shown = (f"allocated {row['peak_allocated'] / 2**30:.2f} GiB, "
+                     f"reserved {row['peak_reserved'] / 2**30:.2f} GiB" if row["status"] == "ok" else row["error"])
+            print(f"[hf_config_peaks {time.perf_counter() - started:5.0f} s] {model} {measurement}: {shown}",
+                  flush=True)
             record["rows"].append(row)
             with open(args.out, "w") as out:  # after every row: a run cut short keeps what it measured
                 json.dump(record, out, indent=1)

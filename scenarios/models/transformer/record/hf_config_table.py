@@ -142,16 +142,32 @@ def gib(value, digits=2):
     return "—" if value is None else f"{value / GiB:.{digits}f}"
 
 
+def adapter_elements(model):
+    """(PEFT's, oomlab's) LoRA elements: PEFT adapts q, k and v apart (an A of r x C each), oomlab
+    the fused qkv projection once (as PEFT does GPT-2's c_attn)."""
+    s, r = model_shape(model), LORA["rank"]
+    C, F, q, kv = s["C"], s["F"], s["H"] * s["D"], s["Hkv"] * s["D"]
+    if s["gpt2"]:
+        per_layer = r * ((C + 3 * C) + (C + C) + (C + F) + (F + C))
+        return per_layer * s["L"], per_layer * s["L"]
+    shared = r * ((q + C) + 2 * (C + F) + (F + C))  # o, gate, up, down
+    return (shared + r * ((C + q) + 2 * (C + kv))) * s["L"], (shared + r * (C + q + 2 * kv)) * s["L"]
+
+
 def lora_why(model):
     s = model_shape(model)
-    tokens = LORA["batch"] * LORA["seq"]
-    logits = tokens * s["V"]
+    logits = LORA["batch"] * LORA["seq"] * s["V"]
     padded = (s["V"] + 63) // 64 * 64
-    why = (f"loss over {logits / 1e6:.0f}M logits: HF 10–14 B each (bf16 logits, f32 copy, f32 log_softmax "
-           f"and its f32 grad), oomlab 2 (bf16, grad in place): HF +{gib(8 * logits)}–{gib(12 * logits)} GiB")
+    why = [f"HF keeps more: loss +{gib(8 * logits)}–{gib(10 * logits)} GiB "
+           f"(f32 copies of {logits / 1e6:.0f}M logits)"]
+    peft, ours = adapter_elements(model)
+    if peft != ours:
+        why.append(f"q, k, v adapters apart +{(peft - ours) * 16 / 2**20:.0f} MiB ({peft / 1e6:.1f}M vs "
+                   f"{ours / 1e6:.1f}M trainable)")
+    why.append(f"autocast's bf16 adapter copies +{peft * 2 / 2**20:.0f} MiB")
     if padded != s["V"]:
-        why += f"; oomlab pads V {s['V']} → {padded}"
-    return why
+        why.append(f"oomlab pads V {s['V']} → {padded}")
+    return "; ".join(why)
 
 
 def generate_why(model, cache):
@@ -159,10 +175,12 @@ def generate_why(model, cache):
     b, p, n = GENERATE["batch"], GENERATE["prompt"], GENERATE["new_tokens"]
     kv = 2 * s["L"] * s["Hkv"] * s["D"] * 2 * b * (p + n - 1)
     mlp_hf = 3 * b * p * s["F"] * 2
-    why = (f"KV {gib(kv)} GiB on both; prefill: HF runs the 8 prompts at once (MLP ≈3·B·P·F·2 B = "
-           f"{gib(mlp_hf)} GiB), serve7b one prompt at a time ({gib(mlp_hf / b)} GiB)")
+    why = (f"KV {gib(kv)} GiB on both; HF prefills the {b} prompts at once (MLP ≈ {gib(mlp_hf)} GiB), "
+           f"serve7b one at a time (≈ {gib(mlp_hf / b)})")
     if cache == "growing":
-        why += "; both grow the cache by copying (HF per layer, serve7b per sequence)"
+        why += "; reserved: each copy frees a block of an older size"
+    else:
+        why += "; padded: the cache reserved up front, HF grows it by torch.cat"
     return why
 
 
@@ -237,8 +255,9 @@ def lora_table(hf, dry, cuda):
 
 
 def generate_table(hf, dry, cuda):
-    lines = ["| model | oomlab cache | HF allocated | HF reserved | dry allocated | dry reserved | cuda allocated "
-             "| cuda reserved | dry − HF allocated | dry − HF reserved | HF decode tokens/s | oomlab tokens/s | why |",
+    lines = ["| model | oomlab cache | HF allocated | HF reserved | dry allocated | dry reserved "
+             "| cuda allocated | cuda reserved | dry − HF allocated | dry − HF reserved | HF decode tokens/s "
+             "| oomlab tokens/s | why |",
              "|---|---|" + "---:|" * 10 + "---|"]
     for model in MODELS:
         row = hf.get(("generate", model))
