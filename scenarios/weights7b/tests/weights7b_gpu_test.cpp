@@ -33,12 +33,7 @@ TEST(Weights7bGpu, StoryBudgetOutcomesAtSmallScale) {
 
 TEST(Weights7bGpu, StreamedLoadsMatchTheWholeFileLoadBitForBit) {
   OOMLAB_REQUIRE_GPU();
-  const auto broken = run_weights7b("broken", DeviceKind::cuda, Scale::small, "8GiB");
-  const auto fixed = run_weights7b("fixed", DeviceKind::cuda, Scale::small, small_budget());
-  const auto from_bf16 = run_weights7b("fixed-bf16-file", DeviceKind::cuda, Scale::small, small_budget());
-  ASSERT_FALSE(broken.oom || fixed.oom || from_bf16.oom);
-  EXPECT_EQ(broken.metrics.at("weights_digest52"), fixed.metrics.at("weights_digest52"));
-  EXPECT_EQ(from_bf16.metrics.at("weights_digest52"), fixed.metrics.at("weights_digest52"));
+  testing::expect_three_loads_agree(DeviceKind::cuda, Scale::small, "8GiB", small_budget());
 }
 
 TEST(Weights7bGpu, Int8ErrorStaysWithinItsBound) {

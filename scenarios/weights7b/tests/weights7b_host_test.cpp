@@ -26,12 +26,9 @@ TEST(Weights7bHostTiny, StoryBudgetOutcomesMatchTheDeclaredExpectations) {
 TEST(Weights7bHostTiny, BrokenAndFixedAndBf16FileLoadTheSameBf16Bits) {
   testing::CheckpointDir cache;
   // broken needs room for its 6 bytes/param: give it a budget where it completes.
-  const auto broken = run_weights7b("broken", DeviceKind::host, Scale::tiny, "1GiB");
-  const auto fixed = run_weights7b("fixed", DeviceKind::host, Scale::tiny, tiny_budget());
-  const auto from_bf16 = run_weights7b("fixed-bf16-file", DeviceKind::host, Scale::tiny, tiny_budget());
-  ASSERT_FALSE(broken.oom || fixed.oom || from_bf16.oom);
-  EXPECT_EQ(broken.metrics.at("weights_digest52"), fixed.metrics.at("weights_digest52"));
-  EXPECT_EQ(from_bf16.metrics.at("weights_digest52"), fixed.metrics.at("weights_digest52"));
+  const auto [broken, fixed, from_bf16] =
+      testing::expect_three_loads_agree(DeviceKind::host, Scale::tiny, "1GiB", tiny_budget());
+  if (HasFailure()) return;
   EXPECT_NEAR(broken.metrics.at("peak_bytes_per_parameter"), 6.0, 0.05);
   EXPECT_GT(fixed.metrics.at("staging_chunks"), 2 * 9.0);  // several chunks per big tensor
   // The time breakdown is recorded: copying from the file took time, nothing is negative.

@@ -63,6 +63,25 @@ inline ::testing::AssertionResult oom_on_weights(const BudgetRun& run) {
   return ::testing::AssertionSuccess();
 }
 
+// The three loads of one checkpoint: broken (the whole f32 file, at `broken_budget`, where it
+// completes), fixed (streamed) and fixed-bf16-file (from a bf16 file), both at `budget`. They
+// must load the same bf16 bits; the runs are returned for more checks.
+struct ThreeLoads {
+  BudgetRun broken, fixed, from_bf16;
+};
+inline ThreeLoads expect_three_loads_agree(DeviceKind kind, Scale scale, const std::string& broken_budget,
+                                           const std::string& budget) {
+  ThreeLoads runs{run_weights7b("broken", kind, scale, broken_budget), run_weights7b("fixed", kind, scale, budget),
+                  run_weights7b("fixed-bf16-file", kind, scale, budget)};
+  if (runs.broken.oom || runs.fixed.oom || runs.from_bf16.oom) {
+    ADD_FAILURE() << "a load ran out of memory";
+    return runs;
+  }
+  EXPECT_EQ(runs.broken.metrics.at("weights_digest52"), runs.fixed.metrics.at("weights_digest52"));
+  EXPECT_EQ(runs.from_bf16.metrics.at("weights_digest52"), runs.fixed.metrics.at("weights_digest52"));
+  return runs;
+}
+
 // check_knobs' message for `variant` at `scale` with `set` over its values (the checks before a
 // run, a named checkpoint's among them), or "(accepted)".
 inline std::string knob_error(const std::string& variant, Scale scale, const KnobSettings& set = {}) {
