@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "harness/doctor/tests/has_verdict.hpp"
 #include "harness/doctor/tests/machines.hpp"
 
 namespace oomlab::doctor {
@@ -13,17 +14,9 @@ namespace {
 
 using namespace oomlab::literals;
 using testing::h200_machine;
+using testing::has;
 using testing::no_gpu_machine;
 using testing::rtx4060ti_machine;
-
-::testing::AssertionResult has(const Check& check, Verdict verdict, const std::string& fragment) {
-  if (check.verdict == verdict && check.detail.find(fragment) != std::string::npos) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << check.name << ": " << verdict_name(check.verdict) << " "
-                                       << check.detail << " (wanted " << verdict_name(verdict)
-                                       << " with '" << fragment << "')";
-}
 
 TEST(DoctorChecks, HealthyGpuMachinePassesEveryCheck) {
   const std::vector<Check> checks = run_checks(h200_machine());
