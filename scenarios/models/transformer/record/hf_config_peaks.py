@@ -121,11 +121,11 @@ def add_lora(torch, hf_model, targets):
     for parameter in hf_model.parameters():
         parameter.requires_grad_(False)
     HandLora = lora_wrapper_class(torch)
-    from transformers.pytorch_utils import Conv1D
     wrapped = 0
     for name, module in list(hf_model.named_modules()):
         leaf = name.rsplit(".", 1)[-1]
-        if leaf in targets and isinstance(module, (torch.nn.Linear, Conv1D)):
+        # GPT-2's projections are transformers' Conv1D (an nn.Module of its own, weight (in, out)).
+        if leaf in targets and (isinstance(module, torch.nn.Linear) or type(module).__name__ == "Conv1D"):
             parent = hf_model.get_submodule(name.rsplit(".", 1)[0])
             setattr(parent, leaf, HandLora(module, rank, alpha))
             wrapped += 1

@@ -67,13 +67,17 @@ class TableTest(unittest.TestCase):
         shutil.rmtree(self.dir)
 
     def test_tables_put_hf_beside_dry_and_cuda(self):
-        # oomlab's cuda record of llama-3-8b's LoRA, stood in for by the same command on dry.
+        # oomlab's cuda records of llama-3-8b's LoRA and padded generate, stood in for by the same
+        # commands on dry.
         cuda = os.path.join(self.dir, "cuda")
         os.makedirs(cuda)
-        build = dict(table.runs("llama-3-8b"))["lora"]
+        for key in ("lora", "generate-padded"):
+            build = dict(table.runs("llama-3-8b"))[key]
+            out = os.path.join(cuda, table.record_name(key, "llama-3-8b"))
+            subprocess.run(build(OOMLAB, "dry", out), cwd=table.ROOT, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        tpot = table.read_record(out)["metrics"]["tpot_p50_seconds"]
         out = os.path.join(cuda, table.record_name("lora", "llama-3-8b"))
-        subprocess.run(build(OOMLAB, "dry", out), cwd=table.ROOT, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
         code, err = run_table("--hf", self.hf, "--oomlab-cuda", cuda, "--readme", self.readme)
         self.assertEqual(code, 0, err)
         with open(self.readme) as f:
@@ -102,7 +106,9 @@ class TableTest(unittest.TestCase):
 
         padded = row_of(text, "llama-3-8b", "padded")
         self.assertEqual(padded[2:4], ["17.00", "18.00"])
-        self.assertEqual(padded[6], "—")  # no cuda record of it
+        self.assertEqual(padded[6:8], ["= dry", "= dry"])
+        self.assertEqual(padded[10:12], ["250", f"{8 / tpot:,.0f}"])
+        self.assertEqual(row_of(text, "llama-3-8b", "growing")[6], "—")  # no cuda record of it
         self.assertIn("KV 1.12 GiB", padded[12])  # 2 x 32 x 8 x 128 x 2 B x 8 x 1151 tokens
         growing = row_of(text, "llama-3-8b", "growing")
         self.assertIn("older size", growing[12])
