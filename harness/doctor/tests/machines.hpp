@@ -5,24 +5,37 @@
 
 namespace oomlab::doctor::testing {
 
+// What a machine's card is: its name and compute capability, its memory (MiB) with only this
+// process's context on it, and NVML's MIG, ECC and persistence modes.
+struct Card {
+  const char* name;
+  int compute_major, compute_minor;
+  std::size_t total_mib, context_mib;
+  ModeFact mig, ecc, persistence;
+};
+inline void set_card(MachineFacts& facts, const Card& card) {
+  GpuFacts& gpu = facts.gpu;
+  gpu.name = card.name;
+  gpu.compute_major = card.compute_major;
+  gpu.compute_minor = card.compute_minor;
+  gpu.total_bytes = card.total_mib * MiB;
+  gpu.context_bytes = card.context_mib * MiB;
+  gpu.free_bytes = (card.total_mib - card.context_mib) * MiB;
+  facts.nvml.mig = card.mig;
+  facts.nvml.ecc = card.ecc;
+  facts.nvml.persistence = card.persistence;
+}
+
 // The GPU machine: H200, driver 580.159 (CUDA 13.0) with its NVML, built for 90a, nobody else on it.
 inline MachineFacts h200_machine() {
   MachineFacts facts;
   facts.build = {true, "90a"};
   facts.versions = {13000, 13000, 13000, "580.159"};
-  GpuFacts& gpu = facts.gpu;
-  gpu.available = true;
-  gpu.device_count = 1;
-  gpu.name = "NVIDIA H200";
-  gpu.compute_major = 9;
-  gpu.compute_minor = 0;
-  gpu.pci_bus_id = "00000000:19:00.0";
-  gpu.total_bytes = 143771 * MiB;
-  gpu.context_bytes = 529 * MiB;
-  gpu.free_bytes = gpu.total_bytes - 529 * MiB;
-  facts.nvml.mig = {Mode::off, Mode::off};
-  facts.nvml.ecc = {Mode::on, Mode::on};
-  facts.nvml.persistence = {Mode::on, Mode::unknown};
+  facts.gpu.available = true;
+  facts.gpu.device_count = 1;
+  facts.gpu.pci_bus_id = "00000000:19:00.0";
+  set_card(facts, {"NVIDIA H200", 9, 0, 143771, 529, {Mode::off, Mode::off}, {Mode::on, Mode::on},
+                   {Mode::on, Mode::unknown}});
   facts.nvml.processes_known = true;
   facts.device_files = {"/dev/nvidia", 4, true, {}, 0};
   return facts;
@@ -32,16 +45,9 @@ inline MachineFacts h200_machine() {
 inline MachineFacts rtx4060ti_machine() {
   MachineFacts facts = h200_machine();
   facts.build.cuda_architectures = "75-real;80;86-real;89-real;90a-real;100-real;120";
-  GpuFacts& gpu = facts.gpu;
-  gpu.name = "NVIDIA GeForce RTX 4060 Ti";
-  gpu.compute_major = 8;
-  gpu.compute_minor = 9;
-  gpu.total_bytes = 16380 * MiB;
-  gpu.context_bytes = 450 * MiB;
-  gpu.free_bytes = gpu.total_bytes - 450 * MiB;
-  facts.nvml.mig = {Mode::not_supported, Mode::not_supported};
-  facts.nvml.ecc = {Mode::not_supported, Mode::not_supported};
-  facts.nvml.persistence = {Mode::off, Mode::unknown};
+  const ModeFact unsupported{Mode::not_supported, Mode::not_supported};
+  set_card(facts,
+           {"NVIDIA GeForce RTX 4060 Ti", 8, 9, 16380, 450, unsupported, unsupported, {Mode::off, Mode::unknown}});
   return facts;
 }
 
