@@ -37,6 +37,13 @@ void expect_error(const std::vector<std::uint8_t>& image, const std::vector<std:
   }
 }
 
+// The JSON header of one tensor, its fields as they stand in the file ("F32", "[2,3]", "[0,24]").
+std::string one_tensor(const std::string& name, const std::string& dtype, const std::string& shape,
+                       const std::string& offsets) {
+  return R"({")" + name + R"(":{"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":)" + offsets +
+         "}}";
+}
+
 const char* const kTwoTensors =
     R"({"__metadata__":{"format":"pt"},)"
     R"("a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
@@ -90,13 +97,12 @@ TEST(SafetensorsHeader, OverlappingOffsetsNameBothTensors) {
 }
 
 TEST(SafetensorsHeader, OffsetsPastTheDataSection) {
-  const std::string json = R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})";
-  expect_error(file_image(json, 12), {"tensor 'w'", "reach past the data section (12 bytes"});
+  expect_error(file_image(one_tensor("w", "F32", "[4]", "[0,16]"), 12),
+               {"tensor 'w'", "reach past the data section (12 bytes"});
 }
 
 TEST(SafetensorsHeader, OffsetsEndingBeforeTheyBegin) {
-  const std::string json = R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[16,0]}})";
-  expect_error(file_image(json, 16), {"tensor 'w'", "end before they begin"});
+  expect_error(file_image(one_tensor("w", "F32", "[0]", "[16,0]"), 16), {"tensor 'w'", "end before they begin"});
 }
 
 TEST(SafetensorsHeader, HoleBetweenTensors) {
@@ -106,23 +112,20 @@ TEST(SafetensorsHeader, HoleBetweenTensors) {
 }
 
 TEST(SafetensorsHeader, TrailingBytesNoTensorCovers) {
-  const std::string json = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
-  expect_error(file_image(json, 10), {"covers 4 bytes of a 10-byte data section"});
+  expect_error(file_image(one_tensor("a", "F32", "[1]", "[0,4]"), 10), {"covers 4 bytes of a 10-byte data section"});
 }
 
 TEST(SafetensorsHeader, UnknownDtype) {
-  const std::string json = R"({"w":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})";
-  expect_error(file_image(json, 4), {"tensor 'w'", "unknown dtype 'F33'"});
+  expect_error(file_image(one_tensor("w", "F33", "[1]", "[0,4]"), 4), {"tensor 'w'", "unknown dtype 'F33'"});
 }
 
 TEST(SafetensorsHeader, KnownButUnsupportedDtype) {
-  const std::string json = R"({"w":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})";
-  expect_error(file_image(json, 8), {"tensor 'w'", "F64 is not supported"});
+  expect_error(file_image(one_tensor("w", "F64", "[1]", "[0,8]"), 8), {"tensor 'w'", "F64 is not supported"});
 }
 
 TEST(SafetensorsHeader, ShapeAndSizeMismatch) {
-  const std::string json = R"({"lm_head.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,12]}})";
-  expect_error(file_image(json, 12), {"tensor 'lm_head.weight'", "hold 12 bytes", "f32 (2, 3) needs 24"});
+  expect_error(file_image(one_tensor("lm_head.weight", "F32", "[2,3]", "[0,12]"), 12),
+               {"tensor 'lm_head.weight'", "hold 12 bytes", "f32 (2, 3) needs 24"});
 }
 
 TEST(SafetensorsHeader, MalformedFieldsNameTheTensor) {
