@@ -56,9 +56,7 @@ TEST(GroupedQuery, KAndVActivationsShrinkByTheGroupSize) {
   TransformerConfig gqa = transformer_preset("llama-3-8b");
   TransformerConfig mha = gqa;
   mha.kv_heads = mha.heads;
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::bf16);
   const std::int64_t B = 2, T = 1024;
   const ActivationShapes shapes = activation_shapes(gqa, B, T);
   EXPECT_EQ(shapes.kv_heads, (Shape{B, 8, T, 128}));
@@ -119,9 +117,7 @@ TEST(GroupedQuery, AnNf4BaseTrainsOnHostAndDryPlansItsAllocations) {
   std::vector<std::size_t> requests[2];
   for (DeviceKind kind : {DeviceKind::host, DeviceKind::dry}) {
     Device device(kind, testing::unlimited_config());
-    TrainOptions options;
-    options.precision = Precision::bf16;
-    options.attention = AttentionKind::fused;
+    TrainOptions options = testing::fused_options(Precision::bf16);
     options.lora.rank = 8;
     options.lora.nf4_base = true;
     Transformer model(device, config, options, 5);
@@ -163,9 +159,7 @@ TEST(GroupedQuery, ADryPlanIsDeterministic) {
     std::int64_t peaks[2] = {0, 0};
     for (int run = 0; run < 2; ++run) {
       Device device(DeviceKind::dry, testing::unlimited_config());
-      TrainOptions options;
-      options.precision = Precision::bf16;
-      options.attention = AttentionKind::fused;
+      TrainOptions options = testing::fused_options(Precision::bf16);
       options.checkpointing = true;
       options.lora.rank = qlora ? 8 : 0;
       options.lora.nf4_base = qlora;
@@ -191,9 +185,7 @@ TEST(GroupedQuery, OnHostItTrainsAndDryMakesTheSameAllocations) {
   std::vector<std::size_t> requests[2];
   for (DeviceKind kind : {DeviceKind::host, DeviceKind::dry}) {
     Device device(kind, testing::unlimited_config());
-    TrainOptions options;
-    options.precision = Precision::bf16;
-    options.attention = AttentionKind::fused;
+    TrainOptions options = testing::fused_options(Precision::bf16);
     Transformer model(device, config, options, 5);
     requests[kind == DeviceKind::dry] = train_and_list_requests(model, device, config, kind == DeviceKind::host);
   }

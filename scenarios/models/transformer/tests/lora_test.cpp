@@ -128,9 +128,7 @@ INSTANTIATE_TEST_SUITE_P(TinyHost, LoraGradient,
 TEST(Lora, TheBaseIsFrozenAndOnlyTheAdaptersTrain) {
   Device device(DeviceKind::host, testing::unlimited_config());
   const TransformerConfig config = transformer_preset("llama-tiny");
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::bf16);
   options.lora.rank = 8;
   options.lora.targets = LoraTargets::attention;
   Transformer model(device, config, options, 3);

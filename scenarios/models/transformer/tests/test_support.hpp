@@ -17,6 +17,15 @@ inline memory::AllocatorConfig unlimited_config() {
   return config;
 }
 
+// `precision` training on the fused attention kernels (the training scenarios' path), for a
+// test to adjust.
+inline TrainOptions fused_options(Precision precision) {
+  TrainOptions options;
+  options.precision = precision;
+  options.attention = AttentionKind::fused;
+  return options;
+}
+
 inline MicroBatch random_batch(Device& device, const TransformerConfig& config, std::int64_t batch,
                                std::int64_t seq, std::uint32_t seed) {
   const auto n = static_cast<std::size_t>(batch * seq);

@@ -56,9 +56,7 @@ TEST(TransformerGpu, Bf16FusedTrainingLowersTheLoss) {
   OOMLAB_REQUIRE_GPU();
   Device device(DeviceKind::cuda, testing::unlimited_config());
   const TransformerConfig config = transformer_preset("gpt2-small");
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::bf16);
   options.adamw.lr = 1e-3f;
   Transformer model(device, config, options, 5);
   Trainer trainer(model);
@@ -106,9 +104,7 @@ TEST(TransformerGpu, OffloadedAdamWMatchesOnDeviceAdamWOnCuda) {
 
 TEST(TransformerGpu, CudaMakesExactlyTheRequestsDryPredicts) {
   OOMLAB_REQUIRE_GPU();
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::bf16);
   options.offload_optimizer = true;
   EXPECT_EQ(one_step_requests(DeviceKind::cuda, options, "gpt2-small"),
             one_step_requests(DeviceKind::dry, options, "gpt2-small"));
@@ -144,9 +140,7 @@ std::pair<float, std::vector<std::size_t>> gqa_step(DeviceKind kind, const Train
 
 TEST(TransformerGpu, GroupedQueryAndNf4OnCudaAsOnHostAndDry) {
   OOMLAB_REQUIRE_GPU();
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::bf16);
   for (bool nf4 : {false, true}) {
     options.lora.rank = nf4 ? 8 : 0;
     options.lora.nf4_base = nf4;

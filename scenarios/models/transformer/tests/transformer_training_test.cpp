@@ -76,9 +76,7 @@ TEST(TransformerTraining, OffloadedAdamWMatchesOnDeviceAdamW) {
     for (int offload = 0; offload < 2; ++offload) {
       Device device(DeviceKind::host, testing::unlimited_config());
       const TransformerConfig config = transformer_preset("gpt2-tiny");
-      TrainOptions options;
-      options.precision = precision;
-      options.attention = AttentionKind::fused;
+      TrainOptions options = testing::fused_options(precision);
       options.offload_optimizer = offload == 1;
       Transformer model(device, config, options, 5);
       Trainer trainer(model);
@@ -94,9 +92,7 @@ TEST(TransformerTraining, OffloadedAdamWMatchesOnDeviceAdamW) {
 TEST(TransformerTraining, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
   Device device(DeviceKind::host, testing::unlimited_config());
   const TransformerConfig config = transformer_preset("gpt2-tiny");
-  TrainOptions options;
-  options.precision = Precision::f16;
-  options.attention = AttentionKind::fused;
+  TrainOptions options = testing::fused_options(Precision::f16);
   options.loss_scale_growth_interval = 2;
   options.initial_loss_scale = 1024.0f;  // no real overflow at this size, only the injected one
   Transformer model(device, config, options, 5);
@@ -135,9 +131,7 @@ TEST(TransformerTraining, DryMakesTheSameAllocationsAsHost) {
     for (DeviceKind kind : {DeviceKind::host, DeviceKind::dry}) {
       Device device(kind, testing::unlimited_config());
       const TransformerConfig config = transformer_preset("llama-tiny");
-      TrainOptions options;
-      options.precision = Precision::f16;
-      options.attention = AttentionKind::fused;
+      TrainOptions options = testing::fused_options(Precision::f16);
       options.checkpointing = checkpointing;
       options.offload_optimizer = true;
       options.initial_loss_scale = 1024.0f;
