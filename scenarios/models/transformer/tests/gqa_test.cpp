@@ -79,12 +79,7 @@ TEST(GroupedQuery, TheQkvAdapterOutputsHPlusTwoHkvHeads) {
 
 TEST(GroupedQuery, AnNf4BaseIsHalfAByteAPerProjectionWeightPlusDoubleQuantisedScales) {
   const TransformerConfig config = transformer_preset("llama-3-8b");
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.lora.rank = 16;
-  const std::size_t bf16 = parameter_bytes(config, options);
-  options.lora.nf4_base = true;
-  const std::size_t nf4 = parameter_bytes(config, options);
+  const auto [options, saved] = testing::quantised_base(config, &LoraOptions::nf4_base);
   const std::size_t L = 32, C = 4096, F = 14336;
   const std::size_t per_layer[] = {6144 * C, C * C, F * C, F * C, C * F};  // qkv, o, gate, up, down
   std::size_t weights = 0, scales = 0;
@@ -94,14 +89,11 @@ TEST(GroupedQuery, AnNf4BaseIsHalfAByteAPerProjectionWeightPlusDoubleQuantisedSc
     scales += L * (blocks + ((blocks + 255) / 256 + 1) * 4);  // a byte per block, an f32 per 256 blocks, the offset
   }
   EXPECT_EQ(nf4_scale_bytes(config, options), scales);
-  EXPECT_EQ(bf16 - nf4, weights * 2 - (weights / 2 + scales));
+  EXPECT_EQ(saved, weights * 2 - (weights / 2 + scales));
   // QLoRA's figure: 4 + 8/64 + 32/(64*256) bits = 4.127 bits per weight.
   EXPECT_NEAR(8.0 * static_cast<double>(weights / 2 + scales) / static_cast<double>(weights), 4.127, 0.001);
-  const TrainOptions both = [&] {
-    TrainOptions o = options;
-    o.lora.int8_base = true;
-    return o;
-  }();
+  TrainOptions both = options;
+  both.lora.int8_base = true;
   Device device(DeviceKind::dry, testing::unlimited_config());
   EXPECT_THROW(Transformer(device, transformer_preset("llama-tiny"), both, 1), std::exception);
   TrainOptions no_adapters;

@@ -161,17 +161,12 @@ TEST(Lora, TheBaseIsFrozenAndOnlyTheAdaptersTrain) {
 TEST(Lora, AnInt8BaseIsAByteAPerProjectionWeightAndNeedsAdapters) {
   Device device(DeviceKind::dry, testing::unlimited_config());
   const TransformerConfig config = transformer_preset("llama-7b");
-  TrainOptions options;
-  options.precision = Precision::bf16;
-  options.lora.rank = 16;
-  const std::size_t bf16 = parameter_bytes(config, options);
-  options.lora.int8_base = true;
-  const std::size_t int8 = parameter_bytes(config, options);
+  const auto [options, saved] = testing::quantised_base(config, &LoraOptions::int8_base);
   const auto C = static_cast<std::size_t>(config.channels), F = static_cast<std::size_t>(config.ffn);
   const auto L = static_cast<std::size_t>(config.layers);
   const std::size_t projection_weights = L * (4 * C * C + 3 * F * C);
   const std::size_t scales = L * (4 * C + 2 * F + C) * sizeof(float);  // a row scale per output row
-  EXPECT_EQ(bf16 - int8, projection_weights - scales);
+  EXPECT_EQ(saved, projection_weights - scales);
   // LoRA rank 16 on the seven projections of LLaMA 7B (q, k, v on one fused adapter):
   // 32 layers x 16 x ((3C + C) + (C + C) + 3 x (F + C)).
   EXPECT_EQ(trainable_elements(config, options), L * 16 * ((3 * C + C) + (C + C) + 3 * (F + C)));

@@ -26,6 +26,21 @@ inline TrainOptions fused_options(Precision precision) {
   return options;
 }
 
+// bf16 LoRA adapters of rank 16 on a base quantised as `base` says (&LoraOptions::int8_base or
+// &LoraOptions::nf4_base), and the parameter bytes the quantised base saves over the bf16 one.
+struct QuantisedBase {
+  TrainOptions options;
+  std::size_t saved_bytes;
+};
+inline QuantisedBase quantised_base(const TransformerConfig& config, bool LoraOptions::*base) {
+  TrainOptions options;
+  options.precision = Precision::bf16;
+  options.lora.rank = 16;
+  const std::size_t bf16_base = parameter_bytes(config, options);
+  options.lora.*base = true;
+  return {options, bf16_base - parameter_bytes(config, options)};
+}
+
 inline MicroBatch random_batch(Device& device, const TransformerConfig& config, std::int64_t batch,
                                std::int64_t seq, std::uint32_t seed) {
   const auto n = static_cast<std::size_t>(batch * seq);
