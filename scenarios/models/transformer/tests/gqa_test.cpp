@@ -19,12 +19,7 @@ using testing::random_batch;
 std::vector<std::size_t> train_and_list_requests(Transformer& model, Device& device, const TransformerConfig& config,
                                                  bool expect_learning) {
   Trainer trainer(model);
-  const MicroBatch batch = random_batch(device, config, 2, 16, 8);
-  float first = 0, last = 0;
-  for (int step = 0; step < 6; ++step) {
-    const StepReport report = trainer.step({batch});
-    (step == 0 ? first : last) = report.loss;
-  }
+  const auto [first, last] = testing::first_and_last_loss(trainer, {random_batch(device, config, 2, 16, 8)}, 6);
   if (expect_learning) {
     EXPECT_LT(last, first);
   }

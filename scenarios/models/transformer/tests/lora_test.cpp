@@ -144,12 +144,7 @@ TEST(Lora, TheBaseIsFrozenAndOnlyTheAdaptersTrain) {
   const std::vector<float> embedding_before = model.params().wte.to_host_f32();
   const std::vector<float> b_before = model.trainable_tensors()[1].to_host_f32();
   Trainer trainer(model);
-  const MicroBatch batch = random_batch(device, config, 2, 16, 9);
-  float first = 0, last = 0;
-  for (int step = 0; step < 8; ++step) {
-    const StepReport report = trainer.step({batch});
-    (step == 0 ? first : last) = report.loss;
-  }
+  const auto [first, last] = testing::first_and_last_loss(trainer, {random_batch(device, config, 2, 16, 9)}, 8);
   EXPECT_EQ(model.params().qkv_w.to_host_f32(), base_before);
   EXPECT_EQ(model.params().wte.to_host_f32(), embedding_before);
   EXPECT_NE(model.trainable_tensors()[1].to_host_f32(), b_before);  // B left zero: it learned

@@ -50,6 +50,17 @@ inline MicroBatch random_batch(Device& device, const TransformerConfig& config, 
                         oomlab::testing::random_indices(n, config.vocab, seed + 1))};
 }
 
+// The losses of the first and the last of `steps` training steps on the same batch.
+struct FirstAndLastLoss {
+  float first, last;
+};
+inline FirstAndLastLoss first_and_last_loss(Trainer& trainer, const std::vector<MicroBatch>& batch, int steps) {
+  FirstAndLastLoss loss{trainer.step(batch).loss, 0};
+  loss.last = loss.first;
+  for (int step = 1; step < steps; ++step) loss.last = trainer.step(batch).loss;
+  return loss;
+}
+
 // Rows [begin, end) of a batch (a micro-batch of it), copied.
 inline MicroBatch batch_rows(Device& device, const MicroBatch& full, std::int64_t begin, std::int64_t end) {
   auto rows = [&](const Tensor& t) {

@@ -60,10 +60,8 @@ TEST(TransformerGpu, Bf16FusedTrainingLowersTheLoss) {
   options.adamw.lr = 1e-3f;
   Transformer model(device, config, options, 5);
   Trainer trainer(model);
-  const std::vector<MicroBatch> batch = {testing::random_batch(device, config, 4, 128, 8)};
-  const float first = trainer.step(batch).loss;
-  float last = first;
-  for (int step = 0; step < 8; ++step) last = trainer.step(batch).loss;
+  const auto [first, last] =
+      testing::first_and_last_loss(trainer, {testing::random_batch(device, config, 4, 128, 8)}, 9);
   EXPECT_TRUE(std::isfinite(first));
   EXPECT_LT(last, first - 0.1f);
 }

@@ -23,10 +23,7 @@ TEST(TransformerTraining, LossDecreasesOverAFewStepsInEveryPrecision) {
       options.initial_loss_scale = 1024.0f;  // tiny batches: 65536 would overflow f16 for real
       Transformer model(device, config, options, 11);
       Trainer trainer(model);
-      const std::vector<MicroBatch> batch = {random_batch(device, config, 2, 16, 21)};
-      const float first = trainer.step(batch).loss;
-      float last = first;
-      for (int step = 0; step < 3; ++step) last = trainer.step(batch).loss;
+      const auto [first, last] = testing::first_and_last_loss(trainer, {random_batch(device, config, 2, 16, 21)}, 4);
       EXPECT_TRUE(std::isfinite(first)) << preset << " " << precision_name(precision);
       EXPECT_LT(last, first - 0.1f) << preset << " " << precision_name(precision);
       // Random init over V tokens starts near ln(V).
