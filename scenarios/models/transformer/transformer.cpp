@@ -228,6 +228,12 @@ Transformer::LayerWeights Transformer::layer_weights(std::int64_t layer) const {
   return sharded() ? LayerWeights{&gathered_layer_, 0} : LayerWeights{&params_, layer};
 }
 
+Transformer::BlockSetup Transformer::block_setup(std::int64_t l) const {
+  const LayerWeights weights = layer_weights(l);
+  return {shapes_, dtype(), attention_dtype(options_.attention), config_.is_gpt2(), device_, *weights.tensors,
+          weights.index};
+}
+
 void Transformer::gather(std::int64_t layer) {
   if (!sharded()) return;
   ProfileRange range("all_gather");  // --profile: the collectives' share of the step
@@ -319,14 +325,7 @@ void Transformer::norm_backward(Tensor& dx, Tensor& dweight, Tensor& dbias, cons
 // Forward
 
 BlockActivations Transformer::block_forward(std::int64_t l, const Tensor& x, Tensor& out) const {
-  const ActivationShapes& s = shapes_;
-  const DType cd = dtype();
-  const DType ad = attention_dtype(options_.attention);
-  const bool gpt2 = config_.is_gpt2();
-  Device& dev = device_;
-  const LayerWeights weights = layer_weights(l);
-  const ParameterTensors& p = *weights.tensors;
-  const std::int64_t pl = weights.index;  // l, or 0 for a gathered layer
+  const auto [s, cd, ad, gpt2, dev, p, pl] = block_setup(l);
   BlockActivations a;
   ProfilePhases phase("fwd.ln1+qkv");
 
@@ -482,14 +481,7 @@ void Transformer::lm_head_backward(Tensor& d_lnf) {
 
 Tensor Transformer::block_backward(std::int64_t l, const Tensor& x, BlockActivations& a,
                                    const Tensor& d_out) {
-  const ActivationShapes& s = shapes_;
-  const DType cd = dtype();
-  const DType ad = attention_dtype(options_.attention);
-  const bool gpt2 = config_.is_gpt2();
-  Device& dev = device_;
-  const LayerWeights weights = layer_weights(l);
-  const ParameterTensors& p = *weights.tensors;
-  const std::int64_t pl = weights.index;  // l, or 0 for a gathered layer
+  const auto [s, cd, ad, gpt2, dev, p, pl] = block_setup(l);
   using P = ParameterTensors;
   Tensor none;
 

@@ -111,6 +111,18 @@ class Transformer {
   };
   bool sharded() const { return options_.shard_ranks > 0; }
   LayerWeights layer_weights(std::int64_t layer) const;
+  // What a block's forward and backward both read, under the short names they use: the
+  // activation shapes, the compute and attention dtypes, the style, the device, and where layer
+  // l's weights are (p at index pl: l, or 0 for a gathered layer).
+  struct BlockSetup {
+    const ActivationShapes& s;
+    DType cd, ad;
+    bool gpt2;
+    Device& dev;
+    const ParameterTensors& p;
+    std::int64_t pl;
+  };
+  BlockSetup block_setup(std::int64_t l) const;
   // The table's entry for a member, or nullptr for a tensor this style has not (LLaMA's biases).
   const ParameterSpec* spec_of(Tensor ParameterTensors::*member) const;
   Tensor& shard_of(const ParameterSpec& spec, std::int64_t layer);
