@@ -1,6 +1,8 @@
 // Runs one scenario variant in this process on a fresh device, with the scenario's own budget
 // and settings, and reports what happened: the trace and, on OOM, the error's numbers.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -46,6 +48,16 @@ inline ScenarioOutcome run_scenario(const std::string& scenario_name, const std:
   outcome.events.assign(events.begin(), events.end());
   outcome.stats = device.allocator().stats();
   return outcome;
+}
+
+// The variant ran out of memory, diagnosed as `diagnosis`.
+inline ::testing::AssertionResult ran_out_with(const ScenarioOutcome& outcome, memory::Diagnosis diagnosis) {
+  if (!outcome.oom) return ::testing::AssertionFailure() << "no OOM: the variant fit";
+  if (outcome.oom->diagnosis != diagnosis) {
+    return ::testing::AssertionFailure() << "an OOM diagnosed " << memory::diagnosis_name(outcome.oom->diagnosis)
+                                         << ", not " << memory::diagnosis_name(diagnosis);
+  }
+  return ::testing::AssertionSuccess();
 }
 
 // A request for run_variant_in_process in a test: quiet (no progress line, no notes) and without
