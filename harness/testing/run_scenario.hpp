@@ -60,6 +60,21 @@ inline ::testing::AssertionResult ran_out_with(const ScenarioOutcome& outcome, m
   return ::testing::AssertionSuccess();
 }
 
+// Runs each variant and expects it to fit: no OOM, not even one the allocator recovered from.
+// The outcomes by variant, for more checks.
+inline std::map<std::string, ScenarioOutcome> expect_variants_fit(const std::string& scenario_name,
+                                                                  const std::vector<std::string>& variants,
+                                                                  DeviceKind kind, Scale scale) {
+  std::map<std::string, ScenarioOutcome> outcomes;
+  for (const std::string& variant : variants) {
+    ScenarioOutcome outcome = run_scenario(scenario_name, variant, kind, scale);
+    EXPECT_FALSE(outcome.oom.has_value()) << variant << " must fit";
+    EXPECT_EQ(outcome.stats.num_ooms, 0u) << variant;
+    outcomes.emplace(variant, std::move(outcome));
+  }
+  return outcomes;
+}
+
 // A request for run_variant_in_process in a test: quiet (no progress line, no notes) and without
 // the planned need (a second run on dry).
 inline RunRequest quiet_request(const std::string& scenario_name, const std::string& variant, DeviceKind kind,

@@ -33,11 +33,8 @@ TEST_P(FragmentationStory, BrokenOomsWithFragmentationAlthoughTheBytesAreFree) {
 
 TEST_P(FragmentationStory, EveryFixFits) {
   const auto [device, scale] = GetParam();
-  for (const char* variant : {"fixed-max-split", "fixed-expandable", "fixed-empty-cache"}) {
-    const auto outcome = run_scenario("fragmentation", variant, device, scale);
-    EXPECT_FALSE(outcome.oom.has_value()) << variant << " must fit";
-    EXPECT_EQ(outcome.stats.num_ooms, 0u) << variant;
-  }
+  testing::expect_variants_fit("fragmentation", {"fixed-max-split", "fixed-expandable", "fixed-empty-cache"}, device,
+                               scale);
 }
 
 // PYTORCH_NO_CUDA_MEMORY_CACHING's debugging mode: nothing is cached, so the device holds
