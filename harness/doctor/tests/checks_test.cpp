@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "harness/doctor/tests/has_verdict.hpp"
@@ -199,13 +200,32 @@ TEST(DoctorChecks, GeForceModes) {
   EXPECT_TRUE(has(check_ecc(facts), Verdict::warn, "on after the next reboot"));
 }
 
-TEST(DoctorChecks, BadOomlabAllocConfFailsWithTheParsersMessage) {
-  MachineFacts facts = h200_machine();
-  facts.env.oomlab_alloc_conf = "max_split_size_mb:10";
-  EXPECT_TRUE(has(check_oomlab_alloc_conf(facts), Verdict::fail, "max_split_size_mb must be >= 20"));
-  facts.env.oomlab_alloc_conf = "expandable_segments:true,max_split_size_mb:128";
-  EXPECT_TRUE(has(check_oomlab_alloc_conf(facts), Verdict::ok, "max_split_size_mb:128,expandable_segments:true"));
-  EXPECT_TRUE(has(check_oomlab_alloc_conf(h200_machine()), Verdict::ok, "not set"));
+// Each allocator variable set, then unset: OOMLAB_ALLOC_CONF fails with the parser's message or
+// shows what it parsed; PYTORCH_CUDA_ALLOC_CONF is shown with whether oomlab accepts it.
+TEST(DoctorChecks, AllocConfVariablesAreParsedAndShown) {
+  struct Case {
+    Check (*check)(const MachineFacts&);
+    std::optional<std::string> EnvFacts::*variable;
+    const char* value;
+    Verdict verdict;
+    const char* fragment;
+  };
+  const auto oomlab = &EnvFacts::oomlab_alloc_conf;
+  const auto pytorch = &EnvFacts::pytorch_alloc_conf;
+  const Case cases[] = {
+      {check_oomlab_alloc_conf, oomlab, "max_split_size_mb:10", Verdict::fail, "max_split_size_mb must be >= 20"},
+      {check_oomlab_alloc_conf, oomlab, "expandable_segments:true,max_split_size_mb:128", Verdict::ok,
+       "max_split_size_mb:128,expandable_segments:true"},
+      {check_pytorch_alloc_conf, pytorch, "expandable_segments:True", Verdict::ok,
+       "OOMLAB_ALLOC_CONF=expandable_segments:true"},
+      {check_pytorch_alloc_conf, pytorch, "backend:cudaMallocAsync", Verdict::warn, "does not model"},
+  };
+  for (const Case& c : cases) {
+    MachineFacts facts = h200_machine();
+    facts.env.*c.variable = c.value;
+    EXPECT_TRUE(has(c.check(facts), c.verdict, c.fragment));
+    EXPECT_TRUE(has(c.check(h200_machine()), Verdict::ok, "not set"));
+  }
 }
 
 TEST(DoctorChecks, LongUserInputIsQuotedAndCapped) {
@@ -217,15 +237,6 @@ TEST(DoctorChecks, LongUserInputIsQuotedAndCapped) {
     EXPECT_LT(check.detail.size(), 400u) << check.name;
     EXPECT_EQ(check.detail.find('\n'), std::string::npos) << check.name;
   }
-}
-
-TEST(DoctorChecks, PytorchAllocConfIsShownWithWhetherOomlabAcceptsIt) {
-  MachineFacts facts = h200_machine();
-  facts.env.pytorch_alloc_conf = "expandable_segments:True";
-  EXPECT_TRUE(has(check_pytorch_alloc_conf(facts), Verdict::ok, "OOMLAB_ALLOC_CONF=expandable_segments:true"));
-  facts.env.pytorch_alloc_conf = "backend:cudaMallocAsync";
-  EXPECT_TRUE(has(check_pytorch_alloc_conf(facts), Verdict::warn, "does not model"));
-  EXPECT_TRUE(has(check_pytorch_alloc_conf(h200_machine()), Verdict::ok, "not set"));
 }
 
 TEST(DoctorChecks, SummaryNamesFailuresAndWarnings) {
