@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/tests/run_oomlab.hpp"
+#include "harness/report/tests/sample_records.hpp"
 #include "harness/runner/atomic_file.hpp"
 #include "harness/runner/run_record.hpp"
 
@@ -16,25 +17,13 @@ using Json = nlohmann::ordered_json;
 
 const std::string kResults = std::string(OOMLAB_SOURCE_DIR) + "/results/";
 
-// A cuda record with steps, to compare with a changed copy of itself.
+// A cuda record with steps, to compare with a changed copy of itself: the report tests' training
+// record with five steps and one tag.
 Json sample_record() {
-  RunRecord r;
-  r.scenario = "gpt_train";
-  r.variant = "bf16";
-  r.device = {"cuda", "NVIDIA H200", "9.0", 150754820096ull, 13000, 13000};
-  r.budget = {12348030976ull, "rtx3060-12g", "rtx3060-12g (11.50GiB)"};
-  r.scale = "small";
+  RunRecord r = report::testing::training_record();
   r.steps = 5;
-  r.outcome.status = OutcomeStatus::ok;
-  r.memory.peak_allocated = 4ull << 30;
-  r.memory.peak_reserved = 5ull << 30;
-  r.memory.peak_device_used = 6ull << 30;
   r.memory.per_tag_peak = {{"activations", 2ull << 30}};
-  r.throughput = {1000, "tokens/s"};
   r.step_seconds = {0.5, 0.1, 0.1, 0.101, 0.099};
-  r.warmup_steps = 1;
-  r.expected = "ok";
-  r.matches_expectation = true;
   return to_json(r);
 }
 
