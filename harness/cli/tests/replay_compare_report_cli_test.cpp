@@ -37,6 +37,15 @@ void replay(const TempDir& dir, const std::string& fixture, const std::string& s
   ASSERT_EQ(result.exit_code, 0) << fixture << ": " << result.out << result.err;
 }
 
+// oomlab compare of two replays, `before` FIXTURE and `after` FIXTURE (as a user compares a run
+// before and after a change), with `flag` (--all, --json).
+Result compare_replays(const std::string& before, const std::string& after, const std::string& flag) {
+  TempDir dir;
+  replay(dir, before, "before", false);
+  replay(dir, after, "after", false);
+  return run_oomlab({"compare", dir.path("before.json"), dir.path("after.json"), flag});
+}
+
 // The verdict of the first row of `metric` in compare's table ("" when there is none).
 std::string verdict_of(const std::string& table, const std::string& metric) {
   std::istringstream lines(table);
@@ -50,10 +59,7 @@ std::string verdict_of(const std::string& table, const std::string& metric) {
 }
 
 TEST(ReplayCompareCli, TheFragmentationOomGoneWithExpandableSegmentsIsBetter) {
-  TempDir dir;
-  replay(dir, "frag_oom", "before", false);
-  replay(dir, "frag_expandable", "after", false);
-  const Result result = run_oomlab({"compare", dir.path("before.json"), dir.path("after.json"), "--all"});
+  const Result result = compare_replays("frag_oom", "frag_expandable", "--all");
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(verdict_of(result.out, "outcome"), "better") << result.out;
   EXPECT_TRUE(has(result.out, "the OOM is gone")) << result.out;
@@ -65,10 +71,7 @@ TEST(ReplayCompareCli, TheFragmentationOomGoneWithExpandableSegmentsIsBetter) {
 }
 
 TEST(ReplayCompareCli, TheSameLeakingReplayTwiceIsAllTheSame) {
-  TempDir dir;
-  replay(dir, "srgan_leak", "before", false);
-  replay(dir, "srgan_leak", "after", false);
-  const Result result = run_oomlab({"compare", dir.path("before.json"), dir.path("after.json"), "--all"});
+  const Result result = compare_replays("srgan_leak", "srgan_leak", "--all");
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_TRUE(has(result.out, "record_snapshots.py:177 srgan_leak")) << result.out;  // the largest site
   EXPECT_EQ(verdict_of(result.out, "iterations"), "same") << result.out;
@@ -81,11 +84,8 @@ TEST(ReplayCompareCli, TheSameLeakingReplayTwiceIsAllTheSame) {
 }
 
 TEST(ReplayCompareCli, TheLeakAgainstARunWithoutOneIsBetterInJson) {
-  TempDir dir;
-  replay(dir, "srgan_leak", "leak", false);
-  replay(dir, "gpt2_124m_bf16_train", "fixed", false);
   // Two different snapshots of one set each: they pair as before and after of one program.
-  const Result result = run_oomlab({"compare", dir.path("leak.json"), dir.path("fixed.json"), "--json"});
+  const Result result = compare_replays("srgan_leak", "gpt2_124m_bf16_train", "--json");
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;  // GPT-2's peaks are 6x higher: worse rows
   const nlohmann::json json = nlohmann::json::parse(result.out);
   bool leak_row = false;
