@@ -34,4 +34,14 @@ inline AllocatorConfig with_budget(std::size_t budget) {
   return config;
 }
 
+// with_budget(budget) and one setting changed, for the tests of that setting:
+// with_setting(&AllocatorConfig::caching, false).
+template <class T>
+AllocatorConfig with_setting(T AllocatorConfig::*setting, T value,
+                             std::size_t budget = AllocatorConfig::kUnlimited) {
+  AllocatorConfig config = with_budget(budget);
+  config.*setting = value;
+  return config;
+}
+
 }  // namespace oomlab::memory::testing

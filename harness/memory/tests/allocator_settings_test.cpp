@@ -159,9 +159,7 @@ TEST(GarbageCollection, SplitSegmentsAreNeverCollected) {
 
 // ---- caching:false ----
 AllocatorConfig uncached(std::size_t budget = AllocatorConfig::kUnlimited) {
-  AllocatorConfig config = testing::with_budget(budget);
-  config.caching = false;
-  return config;
+  return testing::with_setting(&AllocatorConfig::caching, false, budget);
 }
 
 TEST(NoCaching, EveryRequestIsItsOwnSegmentReturnedWhenFreed) {

@@ -16,9 +16,7 @@ using testing::DryAllocator;
 std::int64_t i64(std::size_t v) { return static_cast<std::int64_t>(v); }
 
 AllocatorConfig expandable(std::size_t budget = AllocatorConfig::kUnlimited) {
-  AllocatorConfig config = testing::with_budget(budget);
-  config.expandable_segments = true;
-  return config;
+  return testing::with_setting(&AllocatorConfig::expandable_segments, true, budget);
 }
 
 TEST(Expandable, LargePoolMapsTwentyMiBGranules) {

@@ -161,9 +161,7 @@ TEST(OomError, FragmentationFromTheAllocator) {
 }
 
 TEST(OomError, ExpandableSegmentsFitWhereSegmentsFragment) {
-  AllocatorConfig config = with_budget(60_MiB);
-  config.expandable_segments = true;
-  DryAllocator dry(config);
+  DryAllocator dry(testing::with_setting(&AllocatorConfig::expandable_segments, true, 60_MiB));
   std::vector<void*> kept = fragment(dry.allocator);
   EXPECT_NE(dry.allocator.allocate(9_MiB), nullptr);
 }
