@@ -19,7 +19,8 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kMaxPerLane = 8;       // D <= 256
-constexpr int kDecodeWarps = 4;      // warps of one (sequence, head, split) block
+constexpr int kDecodeWarps = 8;      // warps of one (sequence, head, split) block
+constexpr int kDecodeUnroll = 4;     // tokens a warp loads before it reduces any: loads in flight
 
 __device__ __forceinline__ float cache_to_f32(float v) { return v; }
 __device__ __forceinline__ float cache_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -75,12 +76,15 @@ __global__ void kv_append_kernel(const std::int64_t* slots, const Q* qkv, int ro
 
 // ---------------------------------------------------------------------------------------------
 // Paged decode, split-K (flash-decoding): block (split, head, sequence) of kDecodeWarps warps;
-// warp w takes the split's tokens w, w + kDecodeWarps, ... with an online softmax, then the warps
-// merge in shared memory and write the split's (acc[D], max, sum) to the partials.
+// warp w takes the split's tokens in groups of kDecodeUnroll (w, w + kDecodeWarps, ... groups),
+// loading every key and value of a group before reducing any (decode is memory-bound: the loads of
+// one token alone leave the memory system idle), with an online softmax; then the warps merge in
+// shared memory and write the split's (acc[D], max, sum) to the partials.
 template <class Q, class C, bool kQuantized>
-__global__ void paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* block_table,
-                                          const std::int32_t* context_lens, int width, int heads, int dim,
-                                          int max_blocks, int block_tokens, int splits, float scale, SlotGeometry g) {
+__global__ void __launch_bounds__(kDecodeWarps * kWarp)
+paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* block_table,
+                          const std::int32_t* context_lens, int width, int heads, int dim, int max_blocks,
+                          int block_tokens, int splits, float scale, SlotGeometry g) {
   const int split = blockIdx.x, h = blockIdx.y, n = blockIdx.z;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int per_lane = dim / kWarp;
@@ -99,28 +103,56 @@ __global__ void paged_decode_split_kernel(float* partials, const Q* qkv, const s
   float running_max = -FLT_MAX, running_sum = 0.0f;
   const std::int64_t* table = block_table + static_cast<std::size_t>(n) * max_blocks;
   const std::size_t k_index = vector_index(g, 0, kv_head), v_index = vector_index(g, 1, kv_head);
-  for (int t = begin + warp; t < end; t += kDecodeWarps) {
-    const char* slot = reinterpret_cast<const char*>(table[t / block_tokens]) +
-                       static_cast<std::size_t>(t % block_tokens) * g.slot_bytes;
-    const C* key = reinterpret_cast<const C*>(slot + k_index * g.vector_bytes);
-    const C* value = reinterpret_cast<const C*>(slot + v_index * g.vector_bytes);
-    float k_scale = 1.0f, v_scale = 1.0f;
-    if constexpr (kQuantized) {
-      k_scale = reinterpret_cast<const float*>(slot + g.scales_offset)[k_index];
-      v_scale = reinterpret_cast<const float*>(slot + g.scales_offset)[v_index];
-    }
-    float dot = 0.0f;
+  for (int first = begin + warp * kDecodeUnroll; first < end; first += kDecodeWarps * kDecodeUnroll) {
+    C keys[kDecodeUnroll][kMaxPerLane], values[kDecodeUnroll][kMaxPerLane];
+    float k_scale[kDecodeUnroll], v_scale[kDecodeUnroll];
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) {
-      if (i < per_lane) dot += q[i] * cache_to_f32(key[lane + i * kWarp]);
-    }
-    const float score = warp_sum(dot) * k_scale;
-    const float new_max = fmaxf(running_max, score);
-    const float correction = __expf(running_max - new_max), p = __expf(score - new_max);
-    running_sum = running_sum * correction + p;
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      const int t = first + u;
+      k_scale[u] = v_scale[u] = 1.0f;
+      if (t >= end) continue;
+      const char* slot = reinterpret_cast<const char*>(table[t / block_tokens]) +
+                         static_cast<std::size_t>(t % block_tokens) * g.slot_bytes;
+      const C* key = reinterpret_cast<const C*>(slot + k_index * g.vector_bytes);
+      const C* value = reinterpret_cast<const C*>(slot + v_index * g.vector_bytes);
+      if constexpr (kQuantized) {
+        k_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[k_index];
+        v_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[v_index];
+      }
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) {
-      if (i < per_lane) acc[i] = acc[i] * correction + p * cache_to_f32(value[lane + i * kWarp]) * v_scale;
+      for (int i = 0; i < kMaxPerLane; ++i) {
+        if (i < per_lane) {
+          keys[u][i] = key[lane + i * kWarp];
+          values[u][i] = value[lane + i * kWarp];
+        }
+      }
+    }
+    float scores[kDecodeUnroll];
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kMaxPerLane; ++i) {
+        if (i < per_lane) dot += q[i] * cache_to_f32(keys[u][i]);
+      }
+      scores[u] = first + u < end ? warp_sum(dot) * k_scale[u] : -FLT_MAX;
+    }
+    float new_max = running_max;
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) new_max = fmaxf(new_max, scores[u]);
+    const float correction = __expf(running_max - new_max);
+    running_sum *= correction;
+#pragma unroll
+    for (int i = 0; i < kMaxPerLane; ++i) acc[i] *= correction;
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      if (first + u >= end) continue;
+      const float p = __expf(scores[u] - new_max);
+      running_sum += p;
+#pragma unroll
+      for (int i = 0; i < kMaxPerLane; ++i) {
+        if (i < per_lane) acc[i] += p * cache_to_f32(values[u][i]) * v_scale[u];
+      }
     }
     running_max = new_max;
   }
