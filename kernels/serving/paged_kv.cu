@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
+#include "kernels/core/check.hpp"
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/launch.cuh"
 #include "kernels/serving/paged_kv.hpp"
@@ -75,36 +77,47 @@ __global__ void kv_append_kernel(const std::int64_t* slots, const Q* qkv, int ro
 }
 
 // ---------------------------------------------------------------------------------------------
+// A lane's PL adjacent elements of a cache vector in one access: PL x sizeof(C) bytes when that is
+// a vector width (2, 4, 8 or 16 bytes), else element by element.
+template <class C, int PL>
+struct alignas(PL * sizeof(C) <= 16 && (PL * sizeof(C) & (PL * sizeof(C) - 1)) == 0 ? PL * sizeof(C) : sizeof(C))
+LaneVec {
+  C v[PL];
+};
+
 // Paged decode, split-K (flash-decoding): block (split, head, sequence) of kDecodeWarps warps;
 // warp w takes the split's tokens in groups of kDecodeUnroll (w, w + kDecodeWarps, ... groups),
 // loading every key and value of a group before reducing any (decode is memory-bound: the loads of
 // one token alone leave the memory system idle), with an online softmax; then the warps merge in
-// shared memory and write the split's (acc[D], max, sum) to the partials.
-template <class Q, class C, bool kQuantized>
+// shared memory and write the split's (acc[D], max, sum) to the partials. Lane i owns elements
+// i * PL .. i * PL + PL - 1 of D = 32 PL, read in one access (the slot layout keeps them aligned).
+template <class Q, class C, bool kQuantized, int PL>
 __global__ void __launch_bounds__(kDecodeWarps * kWarp)
 paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* block_table,
-                          const std::int32_t* context_lens, int width, int heads, int dim, int max_blocks,
+                          const std::int32_t* context_lens, int width, int heads, int max_blocks,
                           int block_tokens, int splits, float scale, SlotGeometry g) {
+  constexpr int dim = PL * kWarp;
   const int split = blockIdx.x, h = blockIdx.y, n = blockIdx.z;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int per_lane = dim / kWarp;
   const int kv_head = h / (heads / g.kv_heads);
   const int context = context_lens[n];
   const int begin = split * static_cast<int>(kDecodeSplitTokens);
   const int end = min(context, begin + static_cast<int>(kDecodeSplitTokens));
 
-  float q[kMaxPerLane], acc[kMaxPerLane];
-  const Q* query = qkv + (static_cast<std::size_t>(n) * width + h) * dim;
+  float q[PL], acc[PL];
+  const Q* query = qkv + (static_cast<std::size_t>(n) * width + h) * dim + lane * PL;
 #pragma unroll
-  for (int i = 0; i < kMaxPerLane; ++i) {
-    q[i] = i < per_lane ? to_f32(query[lane + i * kWarp]) * scale : 0.0f;
+  for (int i = 0; i < PL; ++i) {
+    q[i] = to_f32(query[i]) * scale;
     acc[i] = 0.0f;
   }
   float running_max = -FLT_MAX, running_sum = 0.0f;
   const std::int64_t* table = block_table + static_cast<std::size_t>(n) * max_blocks;
   const std::size_t k_index = vector_index(g, 0, kv_head), v_index = vector_index(g, 1, kv_head);
+  const std::size_t k_offset = k_index * g.vector_bytes + lane * PL * sizeof(C);
+  const std::size_t v_offset = v_index * g.vector_bytes + lane * PL * sizeof(C);
   for (int first = begin + warp * kDecodeUnroll; first < end; first += kDecodeWarps * kDecodeUnroll) {
-    C keys[kDecodeUnroll][kMaxPerLane], values[kDecodeUnroll][kMaxPerLane];
+    LaneVec<C, PL> keys[kDecodeUnroll], values[kDecodeUnroll];
     float k_scale[kDecodeUnroll], v_scale[kDecodeUnroll];
 #pragma unroll
     for (int u = 0; u < kDecodeUnroll; ++u) {
@@ -113,18 +126,11 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
       if (t >= end) continue;
       const char* slot = reinterpret_cast<const char*>(table[t / block_tokens]) +
                          static_cast<std::size_t>(t % block_tokens) * g.slot_bytes;
-      const C* key = reinterpret_cast<const C*>(slot + k_index * g.vector_bytes);
-      const C* value = reinterpret_cast<const C*>(slot + v_index * g.vector_bytes);
+      keys[u] = *reinterpret_cast<const LaneVec<C, PL>*>(slot + k_offset);
+      values[u] = *reinterpret_cast<const LaneVec<C, PL>*>(slot + v_offset);
       if constexpr (kQuantized) {
         k_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[k_index];
         v_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[v_index];
-      }
-#pragma unroll
-      for (int i = 0; i < kMaxPerLane; ++i) {
-        if (i < per_lane) {
-          keys[u][i] = key[lane + i * kWarp];
-          values[u][i] = value[lane + i * kWarp];
-        }
       }
     }
     float scores[kDecodeUnroll];
@@ -132,9 +138,7 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
     for (int u = 0; u < kDecodeUnroll; ++u) {
       float dot = 0.0f;
 #pragma unroll
-      for (int i = 0; i < kMaxPerLane; ++i) {
-        if (i < per_lane) dot += q[i] * cache_to_f32(keys[u][i]);
-      }
+      for (int i = 0; i < PL; ++i) dot += q[i] * cache_to_f32(keys[u].v[i]);
       scores[u] = first + u < end ? warp_sum(dot) * k_scale[u] : -FLT_MAX;
     }
     float new_max = running_max;
@@ -143,31 +147,27 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
     const float correction = __expf(running_max - new_max);
     running_sum *= correction;
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) acc[i] *= correction;
+    for (int i = 0; i < PL; ++i) acc[i] *= correction;
 #pragma unroll
     for (int u = 0; u < kDecodeUnroll; ++u) {
       if (first + u >= end) continue;
       const float p = __expf(scores[u] - new_max);
       running_sum += p;
 #pragma unroll
-      for (int i = 0; i < kMaxPerLane; ++i) {
-        if (i < per_lane) acc[i] += p * cache_to_f32(values[u][i]) * v_scale[u];
-      }
+      for (int i = 0; i < PL; ++i) acc[i] += p * cache_to_f32(values[u].v[i]) * v_scale[u];
     }
     running_max = new_max;
   }
 
   // Merge the warps: each publishes (max, sum, acc); warp 0 combines.
   __shared__ float shared_max[kDecodeWarps], shared_sum[kDecodeWarps];
-  __shared__ float shared_acc[kDecodeWarps][kMaxPerLane * kWarp];
+  __shared__ float shared_acc[kDecodeWarps][dim];
   if (lane == 0) {
     shared_max[warp] = running_max;
     shared_sum[warp] = running_sum;
   }
 #pragma unroll
-  for (int i = 0; i < kMaxPerLane; ++i) {
-    if (i < per_lane) shared_acc[warp][lane + i * kWarp] = acc[i];
-  }
+  for (int i = 0; i < PL; ++i) shared_acc[warp][lane * PL + i] = acc[i];
   __syncthreads();
   if (warp != 0) return;
   float merged_max = -FLT_MAX;
@@ -178,10 +178,10 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
     merged_sum += shared_sum[w] * weights[w];
   }
   float* partial = partials + ((static_cast<std::size_t>(n) * heads + h) * splits + split) * (dim + 2);
-  for (int i = 0; i < per_lane; ++i) {
+  for (int i = lane; i < dim; i += kWarp) {
     float merged = 0.0f;
-    for (int w = 0; w < kDecodeWarps; ++w) merged += shared_acc[w][lane + i * kWarp] * weights[w];
-    partial[lane + i * kWarp] = merged;
+    for (int w = 0; w < kDecodeWarps; ++w) merged += shared_acc[w][i] * weights[w];
+    partial[i] = merged;
   }
   if (lane == 0) {
     partial[dim] = merged_max;
@@ -266,6 +266,23 @@ __global__ void greedy_argmax_kernel(std::int32_t* tokens, const T* logits, int 
   if (threadIdx.x == 0) tokens[blockIdx.x] = shared_index[0] == 0x7fffffff ? 0 : shared_index[0];
 }
 
+// Calls f(integral_constant<int, PL>) for a head of 32 PL elements (PL 1..8, as
+// require_warp_head_dim allows).
+template <class F>
+void dispatch_lane_width(std::int64_t per_lane, F&& f) {
+  switch (per_lane) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 7: return f(std::integral_constant<int, 7>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: throw std::invalid_argument("paged_decode_attention: head_dim / 32 is " + std::to_string(per_lane));
+  }
+}
+
 void require_warp_head_dim(const char* op, std::int64_t dim) {
   if (dim % kWarp != 0 || dim > kWarp * kMaxPerLane) {
     throw std::invalid_argument(std::string(op) + ": the CUDA kernel takes a head_dim that is a multiple of 32 up to " +
@@ -327,12 +344,21 @@ void paged_decode_attention(Tensor& out, const Tensor& qkv, const KvLayout& layo
     dispatch_cache(layout.dtype, [&](auto c_zero, auto quantized) {
       using C = decltype(c_zero);
       const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(heads), static_cast<unsigned>(rows));
-      paged_decode_split_kernel<Q, C, decltype(quantized)::value><<<grid, kDecodeWarps * kWarp, 0,
-                                                                   as_cuda_stream(stream)>>>(
-          partials.data_as<float>(), qkv.data_as<Q>(), block_table.data_as<std::int64_t>(),
-          context_lens.data_as<std::int32_t>(), static_cast<int>(width), static_cast<int>(heads), dim,
-          static_cast<int>(block_table.dim(1)), static_cast<int>(block_tokens), static_cast<int>(splits), scale, g);
-      OOMLAB_CUDA_CHECK_LAUNCH();
+      dispatch_lane_width(dim / kWarp, [&](auto lane_width) {
+        constexpr int PL = decltype(lane_width)::value;
+        // A lane's elements sit at slot + multiples of slot_bytes and of PL elements: aligned for
+        // its access when slot_bytes is (blocks start at allocation alignment).
+        OOMLAB_CHECK(g.slot_bytes % alignof(LaneVec<C, PL>) == 0,
+                     "paged_decode_attention: slots of " << g.slot_bytes << " bytes misalign a lane's "
+                                                         << alignof(LaneVec<C, PL>) << "-byte access");
+        paged_decode_split_kernel<Q, C, decltype(quantized)::value, PL>
+            <<<grid, kDecodeWarps * kWarp, 0, as_cuda_stream(stream)>>>(
+                partials.data_as<float>(), qkv.data_as<Q>(), block_table.data_as<std::int64_t>(),
+                context_lens.data_as<std::int32_t>(), static_cast<int>(width), static_cast<int>(heads),
+                static_cast<int>(block_table.dim(1)), static_cast<int>(block_tokens), static_cast<int>(splits),
+                scale, g);
+        OOMLAB_CUDA_CHECK_LAUNCH();
+      });
     });
     const dim3 combine_grid(static_cast<unsigned>(heads), static_cast<unsigned>(rows));
     paged_decode_combine_kernel<Q><<<combine_grid, static_cast<unsigned>(dim), 0, as_cuda_stream(stream)>>>(

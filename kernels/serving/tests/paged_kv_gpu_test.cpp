@@ -57,7 +57,12 @@ INSTANTIATE_TEST_SUITE_P(
                       DecodeCase{64, 4, 2, 1, DType::bf16, DType::bf16},       // a block a token
                       DecodeCase{64, 4, 4, 512, DType::f32, DType::f32},       // one block holds a sequence
                       DecodeCase{128, 8, 2, 16, DType::bf16, DType::i8},       // int8, dequantised in the kernel
-                      DecodeCase{64, 4, 1, 16, DType::f32, DType::i8}));
+                      DecodeCase{64, 4, 1, 16, DType::f32, DType::i8},
+                      // A lane's elements of other head sizes: 1, 3 and 8 of them (8 f32: 32 bytes).
+                      DecodeCase{32, 4, 2, 16, DType::bf16, DType::bf16},
+                      DecodeCase{96, 6, 3, 16, DType::bf16, DType::bf16},
+                      DecodeCase{256, 4, 2, 16, DType::f32, DType::f32},
+                      DecodeCase{256, 4, 2, 16, DType::bf16, DType::i8}));
 
 TEST(RopeAtPositionsGpu, MatchesTheCpuReference) {
   OOMLAB_REQUIRE_GPU();
