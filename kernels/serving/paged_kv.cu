@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kMaxPerLane = 8;       // D <= 256
-constexpr int kDecodeWarps = 8;      // warps of one (sequence, head, split) block
+constexpr int kDecodeWarps = 16;     // warps of one (sequence, head, split) block: 4 groups each
 constexpr int kDecodeUnroll = 4;     // tokens a warp loads before it reduces any: loads in flight
 
 __device__ __forceinline__ float cache_to_f32(float v) { return v; }
