@@ -116,7 +116,7 @@ std::string header(const Extrapolation& model, const extrapolate::ReplaySetup& s
   if (model.workspaces > 0) {
     text += "  left out " + plural(model.workspaces, "library workspace") + " of " + shown(ref.file) +
             " (asked for in library code, freed within " + std::to_string(extrapolate::kWorkspaceWindow) +
-            " requests) that the other recordings lack or size otherwise\n";
+            " requests or before the op that asked ended) that the other recordings lack or size otherwise\n";
   }
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
     if (model.extra_requests[t] == 0) continue;

@@ -22,20 +22,62 @@ struct Pairing {
   std::vector<std::size_t> back;     // by the other trace's request
 };
 
-std::vector<std::uint64_t> keys_of(const ProgramTrace& trace) {
+// The requests' keys; `by_lifetime`: an alloc returned in place (and its frees) keyed apart
+// from the others of its stack, so an op's workspace is not paired with its output.
+std::vector<std::uint64_t> keys_of(const ProgramTrace& trace, bool by_lifetime) {
   std::vector<std::uint64_t> keys;
   keys.reserve(trace.requests.size());
-  for (const ProgramRequest& request : trace.requests) keys.push_back(request.key);
+  for (const ProgramRequest& request : trace.requests) {
+    const std::size_t alloc = request.kind == ReplayEventKind::alloc ? keys.size() : request.alloc;
+    const bool in_place = by_lifetime && alloc != kNoRequest && trace.requests[alloc].in_place;
+    keys.push_back(in_place ? request.key * 1099511628211ull + 0x9e3779b97f4a7c15ull : request.key);
+  }
   return keys;
 }
 
-Pairing pair(const ProgramTrace& reference, const ProgramTrace& other) {
+// The last request before each one that is not a free (kNoRequest: none): the frees between two
+// others are one run.
+std::vector<std::size_t> run_anchors(const ProgramTrace& trace) {
+  std::vector<std::size_t> anchor(trace.requests.size(), kNoRequest);
+  std::size_t last = kNoRequest;
+  for (std::size_t r = 0; r < trace.requests.size(); ++r) {
+    anchor[r] = last;
+    const ReplayEventKind kind = trace.requests[r].kind;
+    if (kind != ReplayEventKind::free && kind != ReplayEventKind::free_requested) last = r;
+  }
+  return anchor;
+}
+
+// A run of frees may come in another order at each run (autocast empties its cast cache in hash
+// order): within runs that follow partner requests, each free is paired with the free of its
+// alloc's partner, whatever the diff paired it with.
+void pair_frees_within_runs(const ProgramTrace& reference, const ProgramTrace& other, Pairing& pairing) {
+  const std::vector<std::size_t> ref_anchor = run_anchors(reference), other_anchor = run_anchors(other);
+  for (std::size_t f = 0; f < reference.requests.size(); ++f) {
+    const ProgramRequest& request = reference.requests[f];
+    if (request.kind != ReplayEventKind::free && request.kind != ReplayEventKind::free_requested) continue;
+    if (request.alloc == kNoRequest || pairing.partner[request.alloc] == kUnmatched) continue;
+    const std::size_t p = pairing.partner[request.alloc];
+    const std::size_t q = request.kind == ReplayEventKind::free ? other.free_of[p] : other.free_requested_of[p];
+    if (q == kNoRequest || pairing.partner[f] == q) continue;
+    const std::size_t anchor = ref_anchor[f];
+    const std::size_t anchor_partner = anchor == kNoRequest ? kNoRequest : pairing.partner[anchor];
+    if (anchor_partner != other_anchor[q] || (anchor != kNoRequest && anchor_partner == kUnmatched)) continue;
+    if (pairing.partner[f] != kUnmatched) pairing.back[pairing.partner[f]] = kNoRequest;
+    if (pairing.back[q] != kNoRequest) pairing.partner[pairing.back[q]] = kUnmatched;
+    pairing.partner[f] = q;
+    pairing.back[q] = f;
+  }
+}
+
+Pairing pair(const ProgramTrace& reference, const ProgramTrace& other, bool by_lifetime) {
   Pairing pairing;
-  pairing.partner = match_sequences(keys_of(reference), keys_of(other));
+  pairing.partner = match_sequences(keys_of(reference, by_lifetime), keys_of(other, by_lifetime));
   pairing.back.assign(other.requests.size(), kNoRequest);
   for (std::size_t r = 0; r < pairing.partner.size(); ++r) {
     if (pairing.partner[r] != kUnmatched) pairing.back[pairing.partner[r]] = r;
   }
+  pair_frees_within_runs(reference, other, pairing);
   return pairing;
 }
 
@@ -159,45 +201,15 @@ std::uint64_t left_out_peak(const ProgramTrace& trace, LeftOut left_out, const m
   return peak;
 }
 
-}  // namespace
-
-bool Extrapolation::estimated() const {
-  return std::any_of(unfitted.begin(), unfitted.end(), [](const UnfittedRequest& u) { return !u.left_out; });
-}
-
-bool Extrapolation::exact() const {
-  return !private_pools && unfitted.empty() && workspaces == 0 &&
-         std::all_of(extra_requests.begin(), extra_requests.end(), [](std::size_t n) { return n == 0; });
-}
-
-std::uint64_t Extrapolation::unaligned_bound(std::int64_t at) const {
-  __int128 bound = 0;
-  for (std::size_t t = 0; t < traces.size(); ++t) {
-    const std::int64_t base = traces[t].knob;
-    const __int128 live = left_out_live_bytes[t];
-    bound = std::max(bound, at <= base ? live : (live * at + base - 1) / base);
-  }
-  return static_cast<std::uint64_t>(std::min<__int128>(bound, replay::kMostDeviceBytes));
-}
-
-Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, FitMode mode) {
-  Extrapolation model;
-  model.knob = std::move(knob);
-  model.mode = mode;
-  check_comparable(traces, model);
-  model.traces = std::move(traces);
-  for (std::size_t t = 1; t < model.traces.size(); ++t) {
-    if (model.traces[t].knob > model.traces[model.reference].knob) model.reference = t;
-  }
-  const ProgramTrace& ref = model.traces[model.reference];
-  model.private_pools = replay::trace_segments(ref.events, ref.snapshot).has_private_pools;
-  if (model.private_pools) {
-    model.notes.push_back("the recordings use private pools (CUDA graphs or torch.cuda.MemPool); the prediction "
-                          "replays every block in the default pool, so its peaks are an estimate, not exact");
-  }
+// Aligns every recording with the reference and fits the sizes, filling `model` from its traces
+// (everything but knob, mode, traces, reference, private_pools and notes). Throws MisalignedRequest.
+void align_and_fit(Extrapolation& model, bool by_lifetime) {
+  model.allocs = model.fitted = model.fitted_quadratic = model.checked = model.workspaces = 0;
+  model.unfitted.clear();
+  const ProgramTrace& ref = model.reference_trace();
   std::vector<Pairing> pairings(model.traces.size());
   for (std::size_t t = 0; t < model.traces.size(); ++t) {
-    if (t != model.reference) pairings[t] = pair(ref, model.traces[t]);
+    if (t != model.reference) pairings[t] = pair(ref, model.traces[t], by_lifetime);
   }
   std::vector<std::int64_t> knob_values;
   for (const ProgramTrace& trace : model.traces) knob_values.push_back(trace.knob);
@@ -233,7 +245,7 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
     for (std::size_t t = 0; t < model.traces.size(); ++t) {
       sizes[t] = model.traces[t].size(t == model.reference ? r : pairings[t].partner[r]);
     }
-    if (const std::optional<SizeFit> fit = fit_size(knob_values, sizes, mode)) {
+    if (const std::optional<SizeFit> fit = fit_size(knob_values, sizes, model.mode)) {
       model.roles[r] = RequestRole::fitted;
       model.fits[r] = *fit;
       ++model.fitted;
@@ -278,11 +290,75 @@ Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, F
     };
     model.left_out_live_bytes[t] = left_out_peak(model.traces[t], left_out, roundup);
   }
+}
+
+}  // namespace
+
+bool Extrapolation::estimated() const {
+  return std::any_of(unfitted.begin(), unfitted.end(), [](const UnfittedRequest& u) { return !u.left_out; });
+}
+
+bool Extrapolation::exact() const {
+  return !private_pools && unfitted.empty() && workspaces == 0 &&
+         std::all_of(extra_requests.begin(), extra_requests.end(), [](std::size_t n) { return n == 0; });
+}
+
+std::uint64_t Extrapolation::unaligned_bound(std::int64_t at) const {
+  __int128 bound = 0;
+  for (std::size_t t = 0; t < traces.size(); ++t) {
+    const std::int64_t base = traces[t].knob;
+    const __int128 live = left_out_live_bytes[t];
+    bound = std::max(bound, at <= base ? live : (live * at + base - 1) / base);
+  }
+  return static_cast<std::uint64_t>(std::min<__int128>(bound, replay::kMostDeviceBytes));
+}
+
+Extrapolation extrapolation(KnobPoints knob, std::vector<ProgramTrace> traces, FitMode mode) {
+  Extrapolation model;
+  model.knob = std::move(knob);
+  model.mode = mode;
+  check_comparable(traces, model);
+  model.traces = std::move(traces);
+  for (std::size_t t = 1; t < model.traces.size(); ++t) {
+    if (model.traces[t].knob > model.traces[model.reference].knob) model.reference = t;
+  }
+  const ProgramTrace& ref = model.traces[model.reference];
+  model.private_pools = replay::trace_segments(ref.events, ref.snapshot).has_private_pools;
+  if (model.private_pools) {
+    model.notes.push_back("the recordings use private pools (CUDA graphs or torch.cuda.MemPool); the prediction "
+                          "replays every block in the default pool, so its peaks are an estimate, not exact");
+  }
   if (ref.snapshot.stacks.stack_count() <= 1) {
     model.notes.push_back("the snapshots have no stacks: requests are aligned by action alone, and a program that "
                           "changes with the knob cannot be told apart; record with "
                           "torch.cuda.memory._record_memory_history(stacks=\"python\") or the default \"all\"");
   }
+  // Aligned twice: by stack and action alone, and with the blocks an op returns before it ends
+  // keyed apart (where a workspace shares its output's frames, the first may pair one run's
+  // output with another's workspace). The alignment that fits more requests is kept.
+  std::optional<MisalignedRequest> plain_error;
+  try {
+    align_and_fit(model, false);
+  } catch (const MisalignedRequest& e) {
+    plain_error = e;
+  }
+  if (!plain_error && model.fitted == model.allocs) return model;
+  std::vector<ProgramTrace> recordings = std::move(model.traces);
+  Extrapolation by_lifetime = model;  // without the traces: a copy of the counts, not the snapshots
+  by_lifetime.traces = std::move(recordings);
+  try {
+    align_and_fit(by_lifetime, true);
+  } catch (const MisalignedRequest&) {
+    if (plain_error) throw *plain_error;
+    model.traces = std::move(by_lifetime.traces);
+    return model;
+  }
+  if (plain_error || by_lifetime.fitted > model.fitted) {
+    by_lifetime.notes.push_back("aligned with the blocks an op returns before it ends (library workspaces) told "
+                                "apart from the blocks it hands back under the same Python lines");
+    return by_lifetime;
+  }
+  model.traces = std::move(by_lifetime.traces);
   return model;
 }
 

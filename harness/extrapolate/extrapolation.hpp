@@ -5,12 +5,17 @@
 // the requests' keys (program_trace.hpp): a longest common subsequence, not positions, so a few
 // extra requests in one recording shift nothing. An alloc is aligned when it is matched in every
 // recording and its free (and free_requested) is matched to the partner's: same place, same
-// lifetime. What is not aligned is classified:
-//  - workspace: asked for in library code (no Python frame at all, as in the backward pass, or
-//    the innermost one in torch or another library, as cuDNN's inside conv2d) and freed within
-//    kWorkspaceWindow requests: scratch memory taken and returned around one kernel (GPT-2 makes
-//    100 more of these at batch 1 than at batch 2; cuDNN picks other algorithms per shape).
-//    Left out of the trace; their effect is bounded (Extrapolation::unaligned_bound).
+// lifetime. Frees in one run between the same two requests are paired by their allocs, in
+// whatever order they came (autocast empties its cache in hash order). The diff runs twice, by
+// (action, stack) and with blocks returned in place (ProgramRequest::in_place) keyed apart, and
+// the one that fits more allocs is kept: cuDNN's workspace shares its output's frames, and
+// comes and goes with the algorithm. What is not aligned is classified:
+//  - workspace: asked for in library code (no Python frame at all, as in the backward pass, or the
+//    innermost one in torch or another library, as cuDNN's inside conv2d) and freed within
+//    kWorkspaceWindow requests or returned in place: scratch memory taken and returned around one
+//    kernel (GPT-2 makes 100 more of these at batch 1 than at batch 2; cuDNN picks other
+//    algorithms per shape). Left out of the trace; their effect is bounded
+//    (Extrapolation::unaligned_bound).
 //  - unaligned: no user frame but longer-lived (a library choosing another algorithm keeps its
 //    buffer longer): left out and bounded the same way, and listed with its site.
 //  - any other request with a frame in the program's own code that is not aligned: the program

@@ -1,5 +1,6 @@
 #include "harness/extrapolate/program_trace.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -77,6 +78,22 @@ std::size_t pick_device(const std::vector<replay::DeviceEvents>& devices, int wa
   return best;
 }
 
+// ProgramRequest::in_place for every framed alloc: its first free comes before the next alloc
+// from another (non-empty) stack.
+void mark_in_place(ProgramTrace& trace, std::vector<std::uint64_t>& stack_of) {
+  const std::size_t n = trace.requests.size();
+  stack_of.resize(n, 0);
+  std::size_t next_framed = n;  // the next framed alloc after r
+  std::vector<std::size_t> next_other(n, n);  // by framed alloc: the next framed alloc from another stack
+  for (std::size_t r = n; r-- > 0;) {
+    if (stack_of[r] == 0) continue;
+    next_other[r] = next_framed == n || stack_of[next_framed] != stack_of[r] ? next_framed : next_other[next_framed];
+    next_framed = r;
+    const std::size_t first_free = std::min(trace.free_of[r], trace.free_requested_of[r]);
+    trace.requests[r].in_place = first_free != kNoRequest && first_free < next_other[r];
+  }
+}
+
 }  // namespace
 
 ProgramTrace program_trace(std::string file, std::int64_t knob, replay::Snapshot snapshot, int device) {
@@ -95,6 +112,7 @@ ProgramTrace program_trace(std::string file, std::int64_t knob, replay::Snapshot
     }
   }
   StackKeys keys(trace.snapshot.stacks);
+  std::vector<std::uint64_t> stack_of;  // by request: the alloc's stack key (0: frameless or not an alloc)
   std::vector<std::size_t> request_of_event(events.size(), kNoRequest);
   trace.requests.reserve(trace.events.allocs * 3 + trace.events.empty_caches);
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -107,6 +125,8 @@ ProgramTrace program_trace(std::string file, std::int64_t knob, replay::Snapshot
         request.key = with_action(keys.key(event.frames), event.kind);
         request.user_frame = keys.user_frame(event.frames);
         request.library_side = keys.library_side(event.frames);
+        stack_of.resize(trace.requests.size() + 1, 0);
+        if (!trace.snapshot.stacks.stack(event.frames).empty()) stack_of.back() = keys.key(event.frames) | 1;
         break;
       case ReplayEventKind::free_requested:
       case ReplayEventKind::free:
@@ -131,6 +151,7 @@ ProgramTrace program_trace(std::string file, std::int64_t knob, replay::Snapshot
     if (request.kind == ReplayEventKind::free) trace.free_of[request.alloc] = r;
     if (request.kind == ReplayEventKind::free_requested) trace.free_requested_of[request.alloc] = r;
   }
+  mark_in_place(trace, stack_of);
   return trace;
 }
 

@@ -24,6 +24,12 @@ struct ProgramRequest {
   // The alloc's innermost Python frame is not the program's (torch, a library, generated code),
   // or it has none: memory a library asked for, e.g. cuDNN's workspace inside conv2d.
   bool library_side = false;
+  // alloc: the block is returned before any request from another Python stack is made (the op
+  // that asked for it has not returned yet): an op's scratch, such as cuDNN's workspace inside
+  // conv2d, which shares the frames of the op's output but not its lifetime. Frameless requests
+  // count as no other stack, so library workspaces a batch adds or drops never change it; a
+  // frameless alloc is never in place.
+  bool in_place = false;
 };
 
 struct ProgramTrace {
@@ -35,9 +41,12 @@ struct ProgramTrace {
   // By alloc request: its free and free_requested requests (kNoRequest: still live at the end).
   std::vector<std::size_t> free_of, free_requested_of;
 
-  // A library's scratch memory: asked for in library code, freed within `window` requests.
+  // A library's scratch memory: asked for in library code and freed within `window` requests, or
+  // under a Python stack and returned in place.
   bool workspace_like(std::size_t alloc, std::size_t window) const {
-    return requests[alloc].library_side && free_of[alloc] != kNoRequest && free_of[alloc] - alloc <= window;
+    const ProgramRequest& request = requests[alloc];
+    if (!request.library_side || free_of[alloc] == kNoRequest) return false;
+    return free_of[alloc] - alloc <= window || request.in_place;
   }
   std::uint64_t size(std::size_t request) const { return events.events[requests[request].event].size; }
   replay::StackId frames(std::size_t request) const { return events.events[requests[request].event].frames; }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/extrapolate/prediction.hpp"
 #include "harness/extrapolate/tests/recordings.hpp"
 
 namespace oomlab::extrapolate {
@@ -22,6 +23,16 @@ std::vector<std::uint64_t> alloc_sizes(const replay::DeviceEvents& events) {
   return sizes;
 }
 
+// Sizes the program itself asks for at `batch`, in order.
+std::vector<std::uint64_t> program_alloc_sizes(std::int64_t batch, const TrainingShape& shape = {}) {
+  const testing::SyntheticProgram program = training_program(batch, shape);
+  std::vector<std::uint64_t> sizes;
+  for (const replay::TraceEntry& e : program.snapshot().device_traces[0]) {
+    if (e.action == replay::TraceAction::alloc) sizes.push_back(e.size);
+  }
+  return sizes;
+}
+
 TEST(Extrapolation, AffineSizesAreExactAtAnyBatch) {
   const Extrapolation model = extrapolate_batches({1, 2});
   EXPECT_TRUE(model.exact());
@@ -30,12 +41,7 @@ TEST(Extrapolation, AffineSizesAreExactAtAnyBatch) {
   EXPECT_EQ(model.fitted, 7u);
   EXPECT_EQ(model.checked, 0u) << "two points determine a line: nothing checked it";
   // The trace at 8 is the program's own at 8, request for request (sizes as asked, unrounded).
-  std::vector<std::uint64_t> truth;
-  const testing::SyntheticProgram at_8 = training_program(8);
-  for (const replay::TraceEntry& e : at_8.snapshot().device_traces[0]) {
-    if (e.action == replay::TraceAction::alloc) truth.push_back(e.size);
-  }
-  EXPECT_EQ(alloc_sizes(synthesise(model, 8)), truth);
+  EXPECT_EQ(alloc_sizes(synthesise(model, 8)), program_alloc_sizes(8));
   EXPECT_EQ(alloc_sizes(synthesise(model, 8))[1], 4u * 1000u * 8u + 12u) << "an odd size: not rounded to 512";
 }
 
@@ -52,12 +58,7 @@ TEST(Extrapolation, QuadraticSizesFromThreeRecordings) {
   const Extrapolation model = extrapolate_batches({1, 2, 4}, shape);
   EXPECT_TRUE(model.exact());
   EXPECT_EQ(model.fitted_quadratic, 2u) << "the attention scores of both steps";
-  std::vector<std::uint64_t> truth;
-  const testing::SyntheticProgram at_16 = training_program(16, shape);
-  for (const replay::TraceEntry& e : at_16.snapshot().device_traces[0]) {
-    if (e.action == replay::TraceAction::alloc) truth.push_back(e.size);
-  }
-  EXPECT_EQ(alloc_sizes(synthesise(model, 16)), truth);
+  EXPECT_EQ(alloc_sizes(synthesise(model, 16)), program_alloc_sizes(16, shape));
 }
 
 TEST(Extrapolation, SizesNoLineFitsAreListedWithTheirSite) {
@@ -197,6 +198,65 @@ TEST(Extrapolation, SizeBelowOneByteAtTheTargetIsRefused) {
   const Extrapolation model = extrapolation({"batch", {1, 2}}, std::move(traces), FitMode::automatic);
   EXPECT_NO_THROW(synthesise(model, 2));
   EXPECT_THROW(synthesise(model, 3), std::invalid_argument);
+}
+
+// Sizes the program asks for at `batch`, less its workspaces under conv2d's frames (model.py:26
+// blocks returned at once): what the synthesised trace must hold.
+std::vector<std::uint64_t> sizes_without_conv_workspace(std::int64_t batch, const TrainingShape& shape) {
+  const testing::SyntheticProgram program = training_program(batch, shape);
+  const std::vector<replay::TraceEntry>& trace = program.snapshot().device_traces[0];
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    if (trace[i].action != replay::TraceAction::alloc) continue;
+    const bool returned_next = i + 1 < trace.size() && trace[i + 1].action == replay::TraceAction::free_requested &&
+                               trace[i + 1].addr == trace[i].addr;
+    if (!(returned_next && trace[i].size == shape.conv_output_workspace_bytes)) sizes.push_back(trace[i].size);
+  }
+  return sizes;
+}
+
+TEST(Extrapolation, WorkspaceUnderTheOutputsOwnFramesIsToldApartByItsLifetime) {
+  // cuDNN's workspace is asked for inside conv2d under the very frames of the conv's output; at
+  // batch 4 the algorithm takes one, at batch 1 and 2 none. Paired by stack alone, batch 4's
+  // workspace may stand for batch 1's output; its lifetime (returned before the op ends) tells.
+  for (const bool before : {false, true}) {
+    TrainingShape without, with;
+    without.conv_output = with.conv_output = true;
+    with.conv_output_workspace_bytes = 3 * 1024 * 1024;
+    without.workspace_before_output = with.workspace_before_output = before;
+    const Extrapolation model = extrapolate_batches({1, 2, 4}, {}, FitMode::automatic, {without, without, with});
+    EXPECT_EQ(model.workspaces, 2u) << "batch 4's, one per step; before=" << before;
+    EXPECT_TRUE(model.unfitted.empty()) << model.unfitted.front().what;
+    EXPECT_EQ(model.fitted, model.allocs - 2);
+    EXPECT_EQ(alloc_sizes(synthesise(model, 8)), sizes_without_conv_workspace(8, without)) << "before=" << before;
+    EXPECT_EQ(model.unaligned_bound(8), 6u * 1024 * 1024) << "3 MiB at batch 4, scaled to 8";
+    // And the other way: the smaller recordings take the workspace, the reference does not.
+    const Extrapolation other_way = extrapolate_batches({1, 2}, {}, FitMode::automatic, {with, without});
+    EXPECT_EQ(other_way.extra_requests[0], 2u) << "before=" << before;
+    EXPECT_EQ(alloc_sizes(synthesise(other_way, 8)), sizes_without_conv_workspace(8, without));
+  }
+}
+
+TEST(Extrapolation, OutputsAndWorkspacesOfOneOpAlignWhenEveryBatchTakesThem) {
+  TrainingShape shape;
+  shape.conv_output = true;
+  shape.conv_output_workspace_bytes = 3 * 1024 * 1024;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, shape);
+  EXPECT_TRUE(model.exact()) << "the same requests at every batch, every size a line";
+  EXPECT_EQ(alloc_sizes(synthesise(model, 16)), program_alloc_sizes(16, shape));
+}
+
+TEST(Extrapolation, FreesThatComeInAnotherOrderAtEachBatchStillAlign) {
+  // autocast's cast cache is emptied in hash-table order: the same frees, permuted per run.
+  TrainingShape shape;
+  shape.cast_cache = 5;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, shape);
+  EXPECT_TRUE(model.exact());
+  EXPECT_EQ(model.fitted, model.allocs);
+  const testing::Peaks truth = testing::truth(8, shape);
+  const Prediction prediction = predict(model, 8, PredictionSettings{});
+  EXPECT_EQ(prediction.need_allocated, truth.allocated);
+  EXPECT_EQ(prediction.need_reserved, truth.reserved);
 }
 
 }  // namespace

@@ -110,6 +110,14 @@ struct TrainingShape {
   std::uint64_t workspace_bytes = 4 * 1024 * 1024;  // each workspace's size (a library picks per shape)
   bool debug_alloc = false;       // the program's own extra request (train.py:50) in each step
   std::uint64_t conv_workspace_bytes = 0;  // > 0: a cuDNN-style workspace in the forward (model.py:25)
+  // conv2d's output (model.py:26, inside torch) and, when > 0, a workspace this big under the
+  // very same frames, returned before the op ends (cuDNN's algorithm choice per shape).
+  bool conv_output = false;
+  std::uint64_t conv_output_workspace_bytes = 0;
+  bool workspace_before_output = false;
+  // > 0: autocast's copies of that many weights (model.py:60..), freed at the step's end in an
+  // order that changes with the batch (the cast cache is emptied in hash order).
+  int cast_cache = 0;
 };
 
 inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape& shape = {}) {
@@ -125,6 +133,21 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
     if (shape.debug_alloc) program.free(program.alloc(1024, "train.py", 50, "step"));
     if (shape.conv_workspace_bytes > 0)
       program.free(program.alloc_in_library(shape.conv_workspace_bytes, "model.py", 25));
+    std::size_t conv = 0;
+    if (shape.conv_output) {
+      const auto workspace = [&] {
+        if (shape.conv_output_workspace_bytes > 0) {
+          program.free(program.alloc_in_library(shape.conv_output_workspace_bytes, "model.py", 26));
+        }
+      };
+      if (shape.workspace_before_output) workspace();
+      conv = program.alloc_in_library(2 * 1000 * static_cast<std::uint64_t>(batch) + 6, "model.py", 26);
+      if (!shape.workspace_before_output) workspace();
+    }
+    std::vector<std::size_t> casts;
+    for (int c = 0; c < shape.cast_cache; ++c) {
+      casts.push_back(program.alloc(64 * static_cast<std::uint64_t>(c + 1), "model.py", 60 + c, "forward"));
+    }
     if (shape.extra_workspace_every > 0 && step % shape.extra_workspace_every == 0) {
       program.free(program.alloc(8 * 1024 * 1024, ""));
     }
@@ -139,6 +162,10 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
     program.free(grad);
     program.free(hidden);
     program.free(embed);
+    if (shape.conv_output) program.free(conv);
+    for (std::size_t c = 0; c < casts.size(); ++c) {  // another order at each batch
+      program.free(casts[(c * 2 + static_cast<std::size_t>(batch)) % casts.size()]);
+    }
   }
   return program;
 }
