@@ -35,11 +35,26 @@ const char* diagnosis_name(Diagnosis d) {
 // fit, the shapes the cache holds do not, and the same remedies apply.
 namespace {
 
-// Whether the run trains the whole model: gradients or optimizer state are live or asked for.
-// Then weights, gradients and moments fill the card together, whichever tag failed.
+std::size_t live_bytes(const OomInfo& info, Tag tag) { return info.tag_allocated[static_cast<int>(tag)]; }
+
+// Bytes of training state (gradients and optimizer moments) live or asked for.
+std::size_t training_state(const OomInfo& info) {
+  const bool asks_for_state = info.tag == Tag::optimizer || info.tag == Tag::grads;
+  return live_bytes(info, Tag::grads) + live_bytes(info, Tag::optimizer) + (asks_for_state ? info.requested : 0);
+}
+
+// Whether the run trains the whole model: its gradients and moments are at least an eighth of
+// the weights (a whole model's are as large as the weights or larger; a LoRA adapter's are a
+// few percent). Then weights, gradients and moments fill the card together, whichever tag failed.
 bool trains_the_whole_model(const OomInfo& info) {
-  const auto live = [&](Tag tag) { return info.tag_allocated[static_cast<int>(tag)]; };
-  return info.tag == Tag::optimizer || info.tag == Tag::grads || live(Tag::optimizer) > 0 || live(Tag::grads) > 0;
+  const std::size_t state = training_state(info);
+  return state > 0 && state >= live_bytes(info, Tag::weights) / 8;
+}
+
+std::string state_at_oom(const OomInfo& info) {
+  return "weights " + format_size(live_bytes(info, Tag::weights)) + ", gradients " +
+         format_size(live_bytes(info, Tag::grads)) + ", optimizer " + format_size(live_bytes(info, Tag::optimizer)) +
+         " when it ran out";
 }
 
 // What to shrink depends on what fills the card: the failing request's tag when it outweighs
@@ -51,11 +66,17 @@ std::string capacity_remedy(const OomInfo& info) {
   if (model_state && trains_the_whole_model(info)) {
     // A bf16-mixed 7B failing on its optimizer with the weights the largest tag was told to load
     // the weights in a smaller dtype: the training state is what does not fit.
-    const auto live = [&](Tag tag) { return format_size(info.tag_allocated[static_cast<int>(tag)]); };
-    return "the model's training state does not fit (weights " + live(Tag::weights) + ", gradients " +
-           live(Tag::grads) + ", optimizer " + live(Tag::optimizer) + " when it ran out): train LoRA adapters on a "
+    return "the model's training state does not fit (" + state_at_oom(info) + "): train LoRA adapters on a "
            "frozen (or int8) base, keep the optimizer moments in 8 bits (adamw8bit), offload the optimizer state "
            "to the CPU, or shard weights, gradients and moments over several GPUs (ZeRO-3 / FSDP)";
+  }
+  if (dominant == Tag::weights && training_state(info) > 0) {
+    // Training with a little state beside large weights: adapters on a frozen base (or the first
+    // layer's gradients of a whole-model run): told apart only by the person who wrote the run.
+    return "the frozen weights fill the card beside the training (" + state_at_oom(info) + "): training "
+           "adapters, quantise the base (4-bit NF4 as QLoRA does, or int8 per row) or keep some layers on the "
+           "CPU; training the whole model, its gradients and moments need as much again: train LoRA adapters "
+           "instead, keep the moments in 8 bits, or shard over several GPUs";
   }
   switch (dominant) {
     case Tag::weights:

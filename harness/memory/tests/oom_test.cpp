@@ -78,16 +78,25 @@ TEST(Diagnose, CapacityRemedyFollowsTheDominantTag) {
   EXPECT_NE(optimizer.remedy.find("offload"), std::string::npos) << optimizer.remedy;
 }
 
+// A training run's OOM: the failing request and its tag, the weights the largest tag.
+struct TrainingState {
+  std::size_t weights, grads, optimizer;
+};
+OomInfo training_oom(std::size_t requested, Tag tag, std::size_t budget, TrainingState live) {
+  OomInfo info = oom_with(requested, budget, live.weights + live.grads + live.optimizer);
+  info.tag = tag;
+  info.largest_tag = Tag::weights;
+  info.tag_allocated[static_cast<int>(Tag::weights)] = live.weights;
+  info.tag_allocated[static_cast<int>(Tag::grads)] = live.grads;
+  info.tag_allocated[static_cast<int>(Tag::optimizer)] = live.optimizer;
+  return info;
+}
+
 // train7b bf16-mixed fails on an optimizer allocation while the weights are the largest tag: it
 // was told to load the weights in a smaller dtype. Training the whole model, what fills the card
 // is weights + gradients + moments, and the remedies are LoRA, 8-bit moments, offload, sharding.
 TEST(Diagnose, ATrainingRunOutOfRoomForItsStateIsToldTheTrainingRemedies) {
-  OomInfo info = oom_with(30_GiB, 100_GiB, 75_GiB);
-  info.tag = Tag::optimizer;
-  info.largest_tag = Tag::weights;
-  info.tag_allocated[static_cast<int>(Tag::weights)] = 38_GiB;
-  info.tag_allocated[static_cast<int>(Tag::grads)] = 12_GiB;
-  info.tag_allocated[static_cast<int>(Tag::optimizer)] = 25_GiB;
+  OomInfo info = training_oom(30_GiB, Tag::optimizer, 100_GiB, {38_GiB, 12_GiB, 25_GiB});
   diagnose(info);
   EXPECT_EQ(info.diagnosis, Diagnosis::capacity);
   for (const char* remedy : {"LoRA", "8 bits", "offload", "shard"}) {
@@ -95,6 +104,24 @@ TEST(Diagnose, ATrainingRunOutOfRoomForItsStateIsToldTheTrainingRemedies) {
   }
   EXPECT_EQ(info.remedy.find("the weights do not fit"), std::string::npos) << info.remedy;
   EXPECT_NE(info.remedy.find("optimizer 25.00GiB"), std::string::npos) << info.remedy;
+}
+
+// A LoRA run on a 16 GB card: the frozen bf16 base fills it, the adapters' gradients are a few
+// MiB. Telling it to "train LoRA adapters" would be advice it already follows: the base is what
+// to shrink (QLoRA's 4-bit base).
+TEST(Diagnose, AnAdapterRunIsToldToShrinkItsFrozenBaseNotToTrainLoRA) {
+  OomInfo info = training_oom(1_GiB, Tag::workspace, 15_GiB, {14_GiB + 512_MiB, 72_MiB, 0});
+  diagnose(info);
+  EXPECT_EQ(info.diagnosis, Diagnosis::capacity);
+  EXPECT_NE(info.remedy.find("4-bit NF4"), std::string::npos) << info.remedy;
+  EXPECT_NE(info.remedy.find("gradients 72.00MiB"), std::string::npos) << info.remedy;
+  EXPECT_EQ(info.remedy.find("training state does not fit"), std::string::npos) << info.remedy;
+
+  OomInfo whole = info;  // the same weights with a whole model's moments beside them
+  whole.tag_allocated[static_cast<int>(Tag::optimizer)] = 4_GiB;
+  whole.allocated = whole.reserved = whole.allocated + 4_GiB;
+  diagnose(whole);
+  EXPECT_NE(whole.remedy.find("training state does not fit"), std::string::npos) << whole.remedy;
 }
 
 TEST(Diagnose, FragmentationWhenTheLargestFreeBlockIsTooSmall) {
