@@ -35,15 +35,16 @@ std::vector<std::uint64_t> keys_of(const ProgramTrace& trace, bool by_lifetime) 
   return keys;
 }
 
-// The last request before each one that is not a free (kNoRequest: none): the frees between two
-// others are one run.
-std::vector<std::size_t> run_anchors(const ProgramTrace& trace) {
+// By request: the last request before it that is no free and is paired (kNoRequest: none). The
+// frees between two such requests are one run, whatever unpaired workspaces come between.
+std::vector<std::size_t> run_anchors(const ProgramTrace& trace, const std::vector<std::size_t>& paired_with) {
   std::vector<std::size_t> anchor(trace.requests.size(), kNoRequest);
   std::size_t last = kNoRequest;
   for (std::size_t r = 0; r < trace.requests.size(); ++r) {
     anchor[r] = last;
     const ReplayEventKind kind = trace.requests[r].kind;
-    if (kind != ReplayEventKind::free && kind != ReplayEventKind::free_requested) last = r;
+    const bool a_free = kind == ReplayEventKind::free || kind == ReplayEventKind::free_requested;
+    if (!a_free && paired_with[r] != kUnmatched) last = r;
   }
   return anchor;
 }
@@ -52,7 +53,8 @@ std::vector<std::size_t> run_anchors(const ProgramTrace& trace) {
 // order): within runs that follow partner requests, each free is paired with the free of its
 // alloc's partner, whatever the diff paired it with.
 void pair_frees_within_runs(const ProgramTrace& reference, const ProgramTrace& other, Pairing& pairing) {
-  const std::vector<std::size_t> ref_anchor = run_anchors(reference), other_anchor = run_anchors(other);
+  const std::vector<std::size_t> ref_anchor = run_anchors(reference, pairing.partner);
+  const std::vector<std::size_t> other_anchor = run_anchors(other, pairing.back);
   for (std::size_t f = 0; f < reference.requests.size(); ++f) {
     const ProgramRequest& request = reference.requests[f];
     if (request.kind != ReplayEventKind::free && request.kind != ReplayEventKind::free_requested) continue;
@@ -61,8 +63,7 @@ void pair_frees_within_runs(const ProgramTrace& reference, const ProgramTrace& o
     const std::size_t q = request.kind == ReplayEventKind::free ? other.free_of[p] : other.free_requested_of[p];
     if (q == kNoRequest || pairing.partner[f] == q) continue;
     const std::size_t anchor = ref_anchor[f];
-    const std::size_t anchor_partner = anchor == kNoRequest ? kNoRequest : pairing.partner[anchor];
-    if (anchor_partner != other_anchor[q] || (anchor != kNoRequest && anchor_partner == kUnmatched)) continue;
+    if ((anchor == kNoRequest ? kNoRequest : pairing.partner[anchor]) != other_anchor[q]) continue;
     if (pairing.partner[f] != kUnmatched) pairing.back[pairing.partner[f]] = kNoRequest;
     if (pairing.back[q] != kNoRequest) pairing.partner[pairing.back[q]] = kUnmatched;
     pairing.partner[f] = q;

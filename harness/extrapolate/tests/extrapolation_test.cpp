@@ -259,5 +259,15 @@ TEST(Extrapolation, FreesThatComeInAnotherOrderAtEachBatchStillAlign) {
   EXPECT_EQ(prediction.need_reserved, truth.reserved);
 }
 
+TEST(Extrapolation, FreesInAnotherOrderAlignAcrossAWorkspaceOneBatchTakesAmongThem) {
+  TrainingShape plain, split;
+  plain.cast_cache = split.cast_cache = 5;
+  split.workspace_among_cast_frees = true;
+  const Extrapolation model = extrapolate_batches({1, 2, 4}, {}, FitMode::automatic, {split, plain, plain});
+  EXPECT_EQ(model.fitted, model.allocs) << "every alloc of the reference aligned and fitted";
+  EXPECT_EQ(model.extra_requests[0], 2u) << "batch 1's workspace in each step";
+  EXPECT_EQ(alloc_sizes(synthesise(model, 8)), program_alloc_sizes(8, plain));
+}
+
 }  // namespace
 }  // namespace oomlab::extrapolate

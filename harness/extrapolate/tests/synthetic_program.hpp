@@ -118,6 +118,7 @@ struct TrainingShape {
   // > 0: autocast's copies of that many weights (model.py:60..), freed at the step's end in an
   // order that changes with the batch (the cast cache is emptied in hash order).
   int cast_cache = 0;
+  bool workspace_among_cast_frees = false;  // a frameless workspace comes and goes amid those frees
 };
 
 inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape& shape = {}) {
@@ -165,6 +166,7 @@ inline SyntheticProgram training_program(std::int64_t batch, const TrainingShape
     if (shape.conv_output) program.free(conv);
     for (std::size_t c = 0; c < casts.size(); ++c) {  // another order at each batch
       program.free(casts[(c * 2 + static_cast<std::size_t>(batch)) % casts.size()]);
+      if (shape.workspace_among_cast_frees && c == 1) program.free(program.alloc(1024 * 1024, ""));
     }
   }
   return program;
