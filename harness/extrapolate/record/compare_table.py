@@ -32,6 +32,12 @@ def error_text(predicted, truth):
     return f"{diff:+d} B ({100.0 * diff / truth:+.3f}%)"
 
 
+def short_refusal(stderr, folder):
+    """oomlab's one-line refusal without its prefix, the recordings' folder and the closing advice."""
+    text = stderr.replace("oomlab: error: ", "", 1).replace(folder.rstrip("/") + "/", "")
+    return text.split(": the program's own code")[0].replace("|", "/")
+
+
 def extrapolate(oomlab, folder, files, knob, values, target, budget, save_as):
     args = [oomlab, "extrapolate"] + [os.path.join(folder, f) for f in files]
     args += ["--knob", f"{knob}=" + ",".join(str(v) for v in values), "--at", str(target), "--json"]
@@ -67,7 +73,7 @@ def rows_for(name, entry, oomlab, folder):
         if budget:
             pytorch = f"{truth['outcome']} under {mib(truth['cap_bytes'])}; " + pytorch
         if failure:
-            rows.append(f"| {name} | {points} | {target} | {pytorch} | refused: {failure.replace('|', '/')} | - | - |")
+            rows.append(f"| {name} | {points} | {target} | {pytorch} | refused: {short_refusal(failure, folder)} | - | - |")
             continue
         p = answer["prediction"]
         ours = f"{mib(p['peak_allocated'])} / {mib(p['peak_reserved'])}"
