@@ -82,7 +82,8 @@ TEST(NormBackward, ResidualIsAddedToDx) {
   Tensor skip = random_tensor(host_device(), shape, DType::f32, 25);
   Tensor out = Tensor::empty(host_device(), shape, DType::f32);
   Tensor mean = Tensor::empty(host_device(), {4}, DType::f32), rstd = Tensor::empty(host_device(), {4}, DType::f32);
-  Tensor plain = Tensor::empty(host_device(), shape, DType::f32), fused = Tensor::empty(host_device(), shape, DType::f32);
+  Tensor plain = Tensor::empty(host_device(), shape, DType::f32);
+  Tensor fused = Tensor::empty(host_device(), shape, DType::f32);
   auto expect_sum = [&](const char* what) {
     std::vector<float> p = plain.to_host_f32(), f = fused.to_host_f32(), r = skip.to_host_f32();
     for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(f[i], p[i] + r[i], 1e-5) << what << " " << i;
