@@ -8,7 +8,8 @@ oomlab="${1:-$root/build/default/harness/cli/oomlab}"
 out="$root/results/advise"
 mkdir -p "$out"
 for run in fragmentation:broken gpt_train:broken long_context:broken \
-           spawn:broken-spawn srgan_leak:broken val_blowup:broken weights7b:broken train7b:broken; do
+           spawn:broken-spawn srgan_leak:broken val_blowup:broken weights7b:broken train7b:broken \
+           serve7b:broken-padded; do
   scenario="${run%%:*}" variant="${run#*:}"
   # advise exits 1 when no fix fits: that is an answer too.
   "$oomlab" advise "$scenario" --variant "$variant" --scale full --json > "$out/$scenario.$variant.json" || [[ $? == 1 ]]

@@ -189,7 +189,9 @@ class Advisor {
     }
     const RunRecord record = run_dry(candidate.request);
     candidate.fits = record.outcome.status == OutcomeStatus::ok;
-    candidate.need = record.memory.need;
+    // A fit's peak under the budget: a run that sizes itself to the card (a paged KV pool) needs
+    // more with no cap than it takes here.
+    candidate.need = candidate.fits ? record.memory.peak_allocated : record.memory.need;
     candidate.outcome = outcome_text(record);
     advice_.candidates.push_back(std::move(candidate));
   }
@@ -246,8 +248,9 @@ class Advisor {
       if (differs && values == base_values_) continue;  // only its batch differs
       Candidate c = candidate_with(variant.name, values, "");
       c.step = "the scenario's remedy " + variant.name + ": " + variant.description;
-      c.trade = "see the teaching page";
+      c.trade = variant.changes_answers ? "it changes the answers; see the teaching page" : "see the teaching page";
       c.rank = rank;
+      c.changes_answers = variant.changes_answers;
       consider(c);
     }
   }
@@ -375,10 +378,14 @@ class Advisor {
 
   // The fix to take: the fastest of the fits whose cost was measured (one unit), said to be the
   // cheapest; when none was, the first in the tree's order of cost, and no claim of cheapness.
+  // A fix that changes the answers is taken only when no other fits.
   void choose_best() {
+    const bool one_keeps_answers = std::any_of(advice_.candidates.begin(), advice_.candidates.end(),
+                                               [](const Candidate& c) { return c.fits && !c.changes_answers; });
+    const auto eligible = [&](const Candidate& c) { return c.fits && !(one_keeps_answers && c.changes_answers); };
     for (std::size_t i = 0; i < advice_.candidates.size(); ++i) {
       const Candidate& c = advice_.candidates[i];
-      if (!c.fits || c.throughput <= 0) continue;
+      if (!eligible(c) || c.throughput <= 0) continue;
       const Candidate* best = advice_.best ? &advice_.candidates[*advice_.best] : nullptr;
       if (!best) {
         advice_.best = i;
@@ -393,7 +400,7 @@ class Advisor {
     if (advice_.best_is_measured) return;
     for (std::size_t i = 0; i < advice_.candidates.size(); ++i) {
       const Candidate& c = advice_.candidates[i];
-      if (c.fits && (!advice_.best || c.rank < advice_.candidates[*advice_.best].rank)) advice_.best = i;
+      if (eligible(c) && (!advice_.best || c.rank < advice_.candidates[*advice_.best].rank)) advice_.best = i;
     }
   }
 

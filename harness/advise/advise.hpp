@@ -23,10 +23,11 @@ struct Candidate {
   std::string change;        // how to ask for it: "--variant bf16", "--set checkpointing=true"
   std::string trade;         // what it costs, in words
   int rank = 0;              // the tree's order of cost (lower: cheaper) when none is measured
+  bool changes_answers = false;  // the run computes other results (VariantSpec::changes_answers)
   RunRequest request;        // the run that tests it
   // Filled by trying it on dry:
   bool fits = false;
-  std::size_t need = 0;      // peak live bytes (0: unknown)
+  std::size_t need = 0;      // peak live bytes under the budget when it fits, else with no cap (0: unknown)
   std::string outcome;       // "ok", "oom (capacity)", "not applicable: ..."
   double throughput = 0;     // measured or committed; 0: unknown
   std::string throughput_unit;

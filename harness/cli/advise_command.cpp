@@ -64,6 +64,7 @@ Json to_json(const advise::Advice& advice) {
          {"change", c.change},
          {"trade", c.trade},
          {"rank", c.rank},
+         {"changes_answers", c.changes_answers},
          {"outcome", c.outcome},
          {"fits", c.fits},
          {"need", c.need ? Json(c.need) : Json(nullptr)},
@@ -155,6 +156,12 @@ int advise_command(const AdviseCliOptions& options) {
       std::printf("cheapest fix that fits (the fastest of those whose cost was measured): %s (%s): needs %s; %s; "
                   "%s (%s)\n", best.step.c_str(), best.change.c_str(), format_size(best.need).c_str(),
                   best.trade.c_str(), cost_text(best).c_str(), best.throughput_source.c_str());
+      for (const advise::Candidate& c : advice.candidates) {
+        if (c.fits && c.changes_answers && c.throughput > best.throughput) {
+          std::printf("not taken, though faster (%s), as it changes the answers: %s\n", cost_text(c).c_str(),
+                      c.step.c_str());
+        }
+      }
       if (borrowed) {
         std::printf(
             "costs are %s's measurements, not this machine's: which fix is faster carries over to other "

@@ -31,6 +31,9 @@ struct VariantSpec {
   std::string name;         // "broken", "fixed-max-split"
   std::string description;  // one line: what this variant does differently
   Expect expected = Expect::ok;
+  // It trades the results for memory (a prompt cut short): the same input gets another answer.
+  // advise offers it but takes it only when no fix that keeps the answers fits.
+  bool changes_answers = false;
 };
 
 class RunContext;

@@ -101,6 +101,28 @@ TEST(Advise, ALoadThatDoesNotFitTakesTheScenariosOwnRemedies) {
   EXPECT_NE(advice.candidates[*advice.best].step.find("the scenario's remedy"), std::string::npos);
 }
 
+// Serving 16 users on a 24 GB card: cutting the prompts is the fastest fix measured on the H200,
+// but it changes the answers; the paged cache keeps them and fits, so advise takes a fix that
+// keeps them. The paged pool sizes itself to the card: its need is its peak there, not the
+// larger pool it would take with no cap.
+TEST(Advise, AFixThatChangesTheAnswersIsNotTakenWhileOneThatKeepsThemFits) {
+  AdviseOptions options;
+  options.results_dir = std::string(OOMLAB_SOURCE_DIR) + "/results/h200";
+  const Advice advice = advise(story("serve7b", "broken-padded"), options);
+  const Candidate* shorter = find_step(advice, "the scenario's remedy fixed-shorter-input");
+  ASSERT_NE(shorter, nullptr);
+  EXPECT_TRUE(shorter->fits);
+  EXPECT_TRUE(shorter->changes_answers);
+  EXPECT_NE(shorter->trade.find("changes the answers"), std::string::npos) << shorter->trade;
+  ASSERT_TRUE(advice.best.has_value());
+  const Candidate& best = advice.candidates[*advice.best];
+  EXPECT_FALSE(best.changes_answers) << best.step;
+  EXPECT_TRUE(best.fits);
+  for (const Candidate& c : advice.candidates) {
+    if (c.fits) EXPECT_LE(c.need, advice.as_given.budget.bytes) << c.step;
+  }
+}
+
 TEST(Advise, ARunThatFitsNeedsNothing) {
   const Advice advice = advise(story("gpt_train", "bf16"));
   EXPECT_EQ(advice.as_given.outcome.status, OutcomeStatus::ok);
