@@ -8,32 +8,6 @@ namespace oomlab::ops {
 
 // CUDA kernels
 
-// A thread's share of a row, columns first, first + stride, ... V wide: its sum of squares, and
-// out = x * s * weight.
-template <class T, int V>
-__device__ __forceinline__ float row_sum_of_squares(const T* x_row, int first, int stride, int cols) {
-  float sum_sq = 0.0f;
-  for (int c = first; c < cols; c += stride) {
-    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
-#pragma unroll
-    for (int k = 0; k < V; ++k) sum_sq += to_f32(v.v[k]) * to_f32(v.v[k]);
-  }
-  return sum_sq;
-}
-
-template <class T, int V>
-__device__ __forceinline__ void scale_row(T* out_row, const T* x_row, const T* weight, float s, int first,
-                                          int stride, int cols) {
-  for (int c = first; c < cols; c += stride) {
-    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
-    RowVec<T, V> w = load_row_vec<T, V>(weight + c);
-    RowVec<T, V> o;
-#pragma unroll
-    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>(to_f32(v.v[k]) * s * to_f32(w.v[k]));
-    store_row_vec<T, V>(out_row + c, o);
-  }
-}
-
 template <class T, int V>
 __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* x, const T* weight, int rows,
                                        int cols, float eps) {
@@ -41,8 +15,22 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* x, const T*
   int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const T* x_row = x + static_cast<std::size_t>(row) * cols;
-  float s = rsqrtf(warp_sum(row_sum_of_squares<T, V>(x_row, lane * V, 32 * V, cols)) / cols + eps);
-  scale_row<T, V>(out + static_cast<std::size_t>(row) * cols, x_row, weight, s, lane * V, 32 * V, cols);
+  float sum_sq = 0.0f;
+  for (int c = lane * V; c < cols; c += 32 * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) sum_sq += to_f32(v.v[k]) * to_f32(v.v[k]);
+  }
+  float s = rsqrtf(warp_sum(sum_sq) / cols + eps);
+  T* out_row = out + static_cast<std::size_t>(row) * cols;
+  for (int c = lane * V; c < cols; c += 32 * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+    RowVec<T, V> w = load_row_vec<T, V>(weight + c);
+    RowVec<T, V> o;
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>(to_f32(v.v[k]) * s * to_f32(w.v[k]));
+    store_row_vec<T, V>(out_row + c, o);
+  }
   if (lane == 0) rstd[row] = s;
 }
 
@@ -56,15 +44,28 @@ rmsnorm_forward_row_block_kernel(T* out, float* rstd, const T* x, const T* weigh
   __shared__ float warp_sums[kRowBlockThreads / 32];
   const int row = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T* x_row = x + static_cast<std::size_t>(row) * cols;
-  const float sum_sq = warp_sum(row_sum_of_squares<T, V>(x_row, threadIdx.x * V, kRowBlockThreads * V, cols));
+  float sum_sq = 0.0f;
+  for (int c = threadIdx.x * V; c < cols; c += kRowBlockThreads * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+#pragma unroll
+    for (int k = 0; k < V; ++k) sum_sq += to_f32(v.v[k]) * to_f32(v.v[k]);
+  }
+  sum_sq = warp_sum(sum_sq);
   if (lane == 0) warp_sums[warp] = sum_sq;
   __syncthreads();
   float total = 0.0f;
 #pragma unroll
   for (int w = 0; w < kRowBlockThreads / 32; ++w) total += warp_sums[w];
   const float s = rsqrtf(total / cols + eps);
-  scale_row<T, V>(out + static_cast<std::size_t>(row) * cols, x_row, weight, s, threadIdx.x * V,
-                  kRowBlockThreads * V, cols);
+  T* out_row = out + static_cast<std::size_t>(row) * cols;
+  for (int c = threadIdx.x * V; c < cols; c += kRowBlockThreads * V) {
+    RowVec<T, V> v = load_row_vec<T, V>(x_row + c);
+    RowVec<T, V> w = load_row_vec<T, V>(weight + c);
+    RowVec<T, V> o;
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = from_f32<T>(to_f32(v.v[k]) * s * to_f32(w.v[k]));
+    store_row_vec<T, V>(out_row + c, o);
+  }
   if (threadIdx.x == 0) rstd[row] = s;
 }
 
