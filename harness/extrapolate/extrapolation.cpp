@@ -42,9 +42,7 @@ std::vector<std::size_t> run_anchors(const ProgramTrace& trace, const std::vecto
   std::size_t last = kNoRequest;
   for (std::size_t r = 0; r < trace.requests.size(); ++r) {
     anchor[r] = last;
-    const ReplayEventKind kind = trace.requests[r].kind;
-    const bool a_free = kind == ReplayEventKind::free || kind == ReplayEventKind::free_requested;
-    if (!a_free && paired_with[r] != kUnmatched) last = r;
+    if (!is_free(trace.requests[r].kind) && paired_with[r] != kUnmatched) last = r;
   }
   return anchor;
 }
@@ -57,8 +55,8 @@ void pair_frees_within_runs(const ProgramTrace& reference, const ProgramTrace& o
   const std::vector<std::size_t> other_anchor = run_anchors(other, pairing.back);
   for (std::size_t f = 0; f < reference.requests.size(); ++f) {
     const ProgramRequest& request = reference.requests[f];
-    if (request.kind != ReplayEventKind::free && request.kind != ReplayEventKind::free_requested) continue;
-    if (request.alloc == kNoRequest || pairing.partner[request.alloc] == kUnmatched) continue;
+    if (!is_free(request.kind) || request.alloc == kNoRequest) continue;
+    if (pairing.partner[request.alloc] == kUnmatched) continue;
     const std::size_t p = pairing.partner[request.alloc];
     const std::size_t q = request.kind == ReplayEventKind::free ? other.free_of[p] : other.free_requested_of[p];
     if (q == kNoRequest || pairing.partner[f] == q) continue;

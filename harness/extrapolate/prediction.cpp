@@ -58,8 +58,7 @@ std::uint64_t rounded_live_peak(const replay::DeviceEvents& events, const memory
       live[i] = true;
       bytes += memory::round_request(static_cast<std::size_t>(e.size), roundup);
       peak = std::max(peak, bytes);
-    } else if ((e.kind == replay::ReplayEventKind::free || e.kind == replay::ReplayEventKind::free_requested) &&
-               e.alloc_event != replay::kNoEvent && live[e.alloc_event]) {
+    } else if (is_free(e.kind) && e.alloc_event != replay::kNoEvent && live[e.alloc_event]) {
       live[e.alloc_event] = false;
       bytes -= memory::round_request(static_cast<std::size_t>(events.events[e.alloc_event].size), roundup);
     }

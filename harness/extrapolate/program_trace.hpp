@@ -15,6 +15,11 @@ namespace oomlab::extrapolate {
 
 constexpr std::size_t kNoRequest = static_cast<std::size_t>(-1);
 
+// A block handed back: free_requested (the program let go of it) or free (back in the cache).
+inline bool is_free(replay::ReplayEventKind kind) {
+  return kind == replay::ReplayEventKind::free || kind == replay::ReplayEventKind::free_requested;
+}
+
 struct ProgramRequest {
   replay::ReplayEventKind kind = replay::ReplayEventKind::alloc;  // alloc, free_requested, free, empty_cache
   std::size_t event = 0;         // its index in ProgramTrace::events.events
