@@ -92,7 +92,13 @@ std::optional<SizeFit> fit_size(const std::vector<std::int64_t>& knob, const std
     if (mode == FitMode::affine) return std::nullopt;
   }
   if (x.size() < 3) return std::nullopt;
-  return fit_degree(x, y, 2);
+  std::optional<SizeFit> quadratic = fit_degree(x, y, 2);
+  // Three sizes meet some quadratic more often than chance suggests (a library's workspaces are
+  // multiples of large units); a tensor's, a product of extents that grow with the knob, has no
+  // negative term beside its square: a fit with one is such a coincidence (cuDNN's 4.5 KiB,
+  // 4.5 KiB, 10 MiB at batch 1, 2, 4 in ResNet-50), no formula.
+  if (quadratic && (quadratic->c < 0 || quadratic->b < 0)) return std::nullopt;
+  return quadratic;
 }
 
 std::optional<std::uint64_t> size_at(const SizeFit& fit, std::int64_t k) {

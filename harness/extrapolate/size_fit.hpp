@@ -29,7 +29,8 @@ struct SizeFit {
 };
 
 // Points are (knob value, size), knob values distinct. nullopt: no polynomial of the degrees the
-// mode allows has integer coefficients through every point.
+// mode allows has integer coefficients through every point, or only a quadratic with a negative
+// square or linear term, which no tensor's size (a product of growing extents) has.
 std::optional<SizeFit> fit_size(const std::vector<std::int64_t>& knob, const std::vector<std::uint64_t>& sizes,
                                 FitMode mode);
 

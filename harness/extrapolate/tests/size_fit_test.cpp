@@ -44,6 +44,15 @@ TEST(SizeFit, QuadraticWhenTheLineFails) {
   EXPECT_FALSE(fit_size({1, 2}, {1, 4}, FitMode::quadratic)) << "a quadratic needs three points";
 }
 
+TEST(SizeFit, AQuadraticWithANegativeTermIsNoTensorsSize) {
+  // 4000, 7000, 10000 at 1, 2, 4: 500 + 4000 k - 500 k^2 through the points, negative past k = 8.
+  EXPECT_FALSE(fit_size({1, 2, 4}, {4000, 7000, 10000}, FitMode::automatic));
+  EXPECT_FALSE(fit_size({1, 2, 4}, {4000, 7000, 10000}, FitMode::quadratic));
+  // cuDNN's workspace in ResNet-50's backward (H200): 4608, 4608, 10616832 bytes at batch 1, 2, 4
+  // meet 3542016 - 5306112 k + 1768704 k^2: 106 MiB at batch 8 from a coincidence.
+  EXPECT_FALSE(fit_size({1, 2, 4}, {4608, 4608, 10616832}, FitMode::automatic));
+}
+
 TEST(SizeFit, NonIntegerCoefficientsAreNoFit) {
   EXPECT_FALSE(fit_size({1, 3}, {1000, 1001}, FitMode::automatic));  // slope 1/2
   EXPECT_FALSE(fit_size({1, 2, 4}, {512, 1536, 1024}, FitMode::automatic));  // c = -1/3... not integer
