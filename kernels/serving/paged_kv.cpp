@@ -41,17 +41,17 @@ std::int64_t check_qkv(const char* op, const Tensor& qkv, const KvLayout& layout
 }
 
 // The K (kv 0) or V (kv 1) vector of KV head `head` at token `t` of a sequence, as f32.
+// block_tokens 0: the sequence is one block of `context` slots.
 void load_cached(std::vector<float>& into, const KvLayout& layout, const std::int64_t* table, std::int64_t block_tokens,
-                 std::int64_t t, std::int64_t layer, int kv, std::int64_t head) {
-  const char* slot =
-      slot_address(table[t / block_tokens]) + static_cast<std::size_t>(t % block_tokens) * layout.slot_bytes();
-  const std::size_t index = layout.vector_index(layer, kv, head);
-  const char* vector = slot + layout.vector_offset(index);
+                 std::int64_t context, std::int64_t t, std::int64_t layer, int kv, std::int64_t head) {
+  const std::int64_t tokens = block_tokens == 0 ? context : block_tokens;
+  const char* vector = slot_address(table[t / tokens]) +
+                       layout.vector_offset(layout.vector_index(layer, kv, head), t % tokens, tokens);
   const std::size_t dim = static_cast<std::size_t>(layout.head_dim);
   into.resize(dim);
   if (layout.quantized()) {
     float scale;
-    std::memcpy(&scale, slot + layout.scale_offset(index), sizeof scale);
+    std::memcpy(&scale, vector + dim, sizeof scale);
     for (std::size_t d = 0; d < dim; ++d)
       into[d] = static_cast<float>(reinterpret_cast<const std::int8_t*>(vector)[d]) * scale;
   } else {
@@ -59,7 +59,8 @@ void load_cached(std::vector<float>& into, const KvLayout& layout, const std::in
   }
 }
 
-void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, const Tensor& qkv) {
+void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, std::int64_t block_tokens,
+                    const Tensor& qkv) {
   const std::int64_t rows = qkv.dim(0), heads = qkv.dim(1) - 2 * layout.kv_heads, dim = layout.head_dim;
   const auto* addresses = slots.data_as<std::int64_t>();
   for (std::int64_t n = 0; n < rows; ++n) {
@@ -68,8 +69,8 @@ void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& sl
       for (std::int64_t g = 0; g < layout.kv_heads; ++g) {
         const std::size_t source =
             static_cast<std::size_t>(((n * qkv.dim(1)) + heads + kv * layout.kv_heads + g) * dim);
-        const std::size_t index = layout.vector_index(layer, kv, g);
-        char* vector = slot + layout.vector_offset(index);
+        // The slot's address is its vector 0's; vector i is i blocks' worth of runs further.
+        char* vector = slot + layout.vector_offset(layout.vector_index(layer, kv, g), 0, block_tokens);
         if (!layout.quantized()) {
           for (std::int64_t d = 0; d < dim; ++d) {
             store_value(vector, layout.dtype, static_cast<std::size_t>(d),
@@ -87,7 +88,7 @@ void host_kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& sl
           reinterpret_cast<std::int8_t*>(vector)[d] =
               quantize_int8(load_as_float(qkv.data(), qkv.dtype(), source + static_cast<std::size_t>(d)), inverse);
         }
-        std::memcpy(slot + layout.scale_offset(index), &scale, sizeof scale);
+        std::memcpy(vector + dim, &scale, sizeof scale);
       }
     }
   }
@@ -103,7 +104,7 @@ void host_decode(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::in
   std::vector<float> q(static_cast<std::size_t>(dim)), key, value, scores, acc(static_cast<std::size_t>(dim));
   for (std::int64_t n = 0; n < rows; ++n) {
     const std::int64_t context = lens[n];
-    OOMLAB_CHECK(context >= 1 && (context + block_tokens - 1) / block_tokens <= max_blocks,
+    OOMLAB_CHECK(context >= 1 && (block_tokens == 0 || (context + block_tokens - 1) / block_tokens <= max_blocks),
                  "paged_decode_attention: context " << context << " of row " << n << " does not fit its "
                                                     << max_blocks << " blocks of " << block_tokens);
     const std::int64_t* table = block_table.data_as<std::int64_t>() + n * max_blocks;
@@ -115,7 +116,7 @@ void host_decode(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::in
       scores.assign(static_cast<std::size_t>(context), 0.0f);
       float max_score = -std::numeric_limits<float>::infinity();
       for (std::int64_t t = 0; t < context; ++t) {
-        load_cached(key, layout, table, block_tokens, t, layer, 0, h / group);
+        load_cached(key, layout, table, block_tokens, context, t, layer, 0, h / group);
         float dot = 0.0f;
         for (std::int64_t d = 0; d < dim; ++d) dot += q[static_cast<std::size_t>(d)] * key[static_cast<std::size_t>(d)];
         scores[static_cast<std::size_t>(t)] = dot * scale;
@@ -126,7 +127,7 @@ void host_decode(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::in
       for (std::int64_t t = 0; t < context; ++t) {
         const float p = std::exp(scores[static_cast<std::size_t>(t)] - max_score);
         sum += p;
-        load_cached(value, layout, table, block_tokens, t, layer, 1, h / group);
+        load_cached(value, layout, table, block_tokens, context, t, layer, 1, h / group);
         for (std::int64_t d = 0; d < dim; ++d)
           acc[static_cast<std::size_t>(d)] += p * value[static_cast<std::size_t>(d)];
       }
@@ -140,28 +141,41 @@ void host_decode(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::in
 
 }  // namespace
 
-std::int64_t decode_splits(std::int64_t max_context) {
-  return std::max<std::int64_t>(1, (max_context + kDecodeSplitTokens - 1) / kDecodeSplitTokens);
+std::int64_t decode_split_tokens(std::int64_t sequences, std::int64_t heads, std::int64_t max_context) {
+  std::int64_t tokens = kDecodeSplitTokens;
+  const std::int64_t pairs = std::max<std::int64_t>(1, sequences * heads);
+  while (tokens < max_context && pairs * ((max_context + 2 * tokens - 1) / (2 * tokens)) >= kDecodeTargetBlocks) {
+    tokens *= 2;
+  }
+  return tokens;
+}
+
+std::int64_t decode_splits(std::int64_t sequences, std::int64_t heads, std::int64_t max_context) {
+  const std::int64_t tokens = decode_split_tokens(sequences, heads, max_context);
+  return std::max<std::int64_t>(1, (max_context + tokens - 1) / tokens);
 }
 
 std::size_t decode_workspace_bytes(std::int64_t sequences, std::int64_t heads, std::int64_t head_dim,
                                    std::int64_t max_context) {
-  return static_cast<std::size_t>(sequences * heads * decode_splits(max_context) * (head_dim + 2)) * sizeof(float);
+  return static_cast<std::size_t>(sequences * heads * decode_splits(sequences, heads, max_context) * (head_dim + 2)) *
+         sizeof(float);
 }
 
-void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, const Tensor& qkv) {
+void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, std::int64_t block_tokens,
+               const Tensor& qkv) {
   const char* op = "kv_append";
   check_layout(op, layout, layer);
   check_qkv(op, qkv, layout);
+  OOMLAB_CHECK(block_tokens > 0, op << ": blocks of " << block_tokens << " slots");
   check_shape(op, "slots", slots, {qkv.dim(0)});
   check_dtype(op, "slots", slots, {DType::i64});
   check_same_device(op, {&slots, &qkv});
   switch (qkv.device().kind()) {
     case DeviceKind::dry: return;
-    case DeviceKind::host: return host_kv_append(layout, layer, slots, qkv);
+    case DeviceKind::host: return host_kv_append(layout, layer, slots, block_tokens, qkv);
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      return cuda::kv_append(layout, layer, slots, qkv, qkv.device().stream());
+      return cuda::kv_append(layout, layer, slots, block_tokens, qkv, qkv.device().stream());
 #endif
       throw_no_cuda(op);
   }
@@ -180,20 +194,51 @@ void paged_decode_attention(Tensor& out, const Tensor& qkv, const KvLayout& layo
                op << ": block_table must be (N, max_blocks), got " << shape_string(block_table.shape()));
   check_shape(op, "context_lens", context_lens, {rows});
   check_dtype(op, "context_lens", context_lens, {DType::i32});
-  OOMLAB_CHECK(block_tokens > 0 && max_context > 0 && max_context <= block_tokens * block_table.dim(1),
+  OOMLAB_CHECK(block_tokens >= 0 && max_context > 0 &&
+                   (block_tokens == 0 ? block_table.dim(1) == 1 : max_context <= block_tokens * block_table.dim(1)),
                op << ": max_context " << max_context << " must be in 1.." << block_tokens * block_table.dim(1)
-                  << " (blocks of " << block_tokens << ")");
+                  << " (blocks of " << block_tokens << "; 0: one block a sequence, its context long)");
   check_same_device(op, {&out, &qkv, &block_table, &context_lens});
   // The split partials, on every backend, so dry and host make cuda's request.
-  const std::int64_t splits = decode_splits(max_context);
+  const std::int64_t splits = decode_splits(rows, heads, max_context);
   Tensor partials = Tensor::empty(qkv.device(), {rows, heads, splits, layout.head_dim + 2}, DType::f32, Tag::workspace);
   switch (qkv.device().kind()) {
     case DeviceKind::dry: return;
     case DeviceKind::host: return host_decode(out, qkv, layout, layer, block_table, block_tokens, context_lens);
     case DeviceKind::cuda:
 #if OOMLAB_WITH_CUDA
-      return cuda::paged_decode_attention(out, qkv, layout, layer, block_table, block_tokens, context_lens, splits,
-                                          partials, qkv.device().stream());
+      return cuda::paged_decode_attention(out, qkv, layout, layer, block_table, block_tokens, context_lens,
+                                          decode_split_tokens(rows, heads, max_context), partials,
+                                          qkv.device().stream());
+#endif
+      throw_no_cuda(op);
+  }
+}
+
+void kv_copy_block(Tensor& to, std::int64_t to_tokens, const Tensor& from, std::int64_t from_tokens,
+                   const KvLayout& layout) {
+  const char* op = "kv_copy_block";
+  check_layout(op, layout, 0);
+  OOMLAB_CHECK(from_tokens >= 0 && to_tokens >= from_tokens, op << ": " << from_tokens << " slots into a block of "
+                                                                  << to_tokens);
+  OOMLAB_CHECK(from.nbytes() >= layout.slot_bytes() * static_cast<std::size_t>(from_tokens) &&
+                   to.nbytes() >= layout.slot_bytes() * static_cast<std::size_t>(to_tokens),
+               op << ": blocks of " << from.nbytes() << " and " << to.nbytes() << " bytes hold fewer than "
+                  << from_tokens << " and " << to_tokens << " slots");
+  check_same_device(op, {&to, &from});
+  if (from_tokens == 0) return;
+  const std::size_t run = static_cast<std::size_t>(from_tokens) * layout.vector_stride();
+  switch (to.device().kind()) {
+    case DeviceKind::dry: return;
+    case DeviceKind::host:
+      for (std::size_t i = 0; i < layout.vectors_per_slot(); ++i) {
+        std::memcpy(static_cast<char*>(to.data()) + layout.vector_offset(i, 0, to_tokens),
+                    static_cast<const char*>(from.data()) + layout.vector_offset(i, 0, from_tokens), run);
+      }
+      return;
+    case DeviceKind::cuda:
+#if OOMLAB_WITH_CUDA
+      return cuda::kv_copy_block(to, to_tokens, from, from_tokens, layout, to.device().stream());
 #endif
       throw_no_cuda(op);
   }

@@ -31,19 +31,17 @@ __device__ __forceinline__ float cache_to_f32(std::int8_t v) { return static_cas
 
 template <class C> __device__ __forceinline__ C f32_to_cache(float v) { return from_f32<C>(v); }
 
-// Where the slot layout puts things (KvLayout, on the device).
+// Where the block layout puts things (KvLayout, on the device): vector `index` of slot `slot` in a
+// block of `tokens` slots is at (index * tokens + slot) * vector_stride; an int8 vector's scale
+// follows its D codes.
 struct SlotGeometry {
-  std::size_t slot_bytes;
-  std::size_t vector_bytes;   // D * sizeof(cache element)
-  std::size_t scales_offset;  // int8: vectors_per_slot * D; else unused
+  std::size_t vector_stride;
   int kv_heads;
   int layer;
 };
 
 SlotGeometry geometry_of(const KvLayout& layout, std::int64_t layer) {
-  return {layout.slot_bytes(), static_cast<std::size_t>(layout.head_dim) * dtype_size(layout.dtype),
-          layout.vectors_per_slot() * static_cast<std::size_t>(layout.head_dim), static_cast<int>(layout.kv_heads),
-          static_cast<int>(layer)};
+  return {layout.vector_stride(), static_cast<int>(layout.kv_heads), static_cast<int>(layer)};
 }
 
 __device__ __forceinline__ std::size_t vector_index(const SlotGeometry& g, int kv, int head) {
@@ -51,26 +49,26 @@ __device__ __forceinline__ std::size_t vector_index(const SlotGeometry& g, int k
 }
 
 // ---------------------------------------------------------------------------------------------
-// KV append: one warp per (row, K/V, KV head).
+// KV append: one warp per (row, K/V, KV head). A row's slot address is its vector 0's.
 template <class Q, class C, bool kQuantized>
 __global__ void kv_append_kernel(const std::int64_t* slots, const Q* qkv, int rows, int width, int heads, int dim,
-                                 SlotGeometry g) {
+                                 std::int64_t block_tokens, SlotGeometry g) {
   const int warp = static_cast<int>((static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp);
   const int lane = threadIdx.x % kWarp;
   const int per_row = 2 * g.kv_heads;
   if (warp >= rows * per_row) return;
   const int n = warp / per_row, kv = (warp % per_row) / g.kv_heads, head = warp % g.kv_heads;
   const Q* source = qkv + (static_cast<std::size_t>(n) * width + heads + kv * g.kv_heads + head) * dim;
-  char* slot = reinterpret_cast<char*>(slots[n]);
-  const std::size_t index = vector_index(g, kv, head);
-  C* target = reinterpret_cast<C*>(slot + index * g.vector_bytes);
+  char* vector = reinterpret_cast<char*>(slots[n]) +
+                 vector_index(g, kv, head) * static_cast<std::size_t>(block_tokens) * g.vector_stride;
+  C* target = reinterpret_cast<C*>(vector);
   if constexpr (kQuantized) {
     float absmax = 0.0f;
     for (int d = lane; d < dim; d += kWarp) absmax = fmaxf(absmax, fabsf(to_f32(source[d])));
     absmax = warp_max(absmax);
     const float inverse = int8_inverse_scale(absmax);
     for (int d = lane; d < dim; d += kWarp) target[d] = quantize_int8(to_f32(source[d]), inverse);
-    if (lane == 0) reinterpret_cast<float*>(slot + g.scales_offset)[index] = int8_scale_from_absmax(absmax);
+    if (lane == 0) *reinterpret_cast<float*>(vector + dim) = int8_scale_from_absmax(absmax);
   } else {
     for (int d = lane; d < dim; d += kWarp) target[d] = f32_to_cache<C>(to_f32(source[d]));
   }
@@ -90,19 +88,24 @@ LaneVec {
 // loading every key and value of a group before reducing any (decode is memory-bound: the loads of
 // one token alone leave the memory system idle), with an online softmax; then the warps merge in
 // shared memory and write the split's (acc[D], max, sum) to the partials. Lane i owns elements
-// i * PL .. i * PL + PL - 1 of D = 32 PL, read in one access (the slot layout keeps them aligned).
+// i * PL .. i * PL + PL - 1 of D = 32 PL, read in one access; a group's keys are adjacent in their
+// block (one run of the head's keys), so a warp's loads are one contiguous stretch.
+// block_tokens 0: the sequence's one block is its context long. Two blocks an SM for heads up to
+// 128 (an int8 cache's 79 registers held it to one: half the loads in flight); wider heads keep
+// their registers rather than spill.
 template <class Q, class C, bool kQuantized, int PL>
-__global__ void __launch_bounds__(kDecodeWarps * kWarp)
+__global__ void __launch_bounds__(kDecodeWarps * kWarp, PL <= 4 ? 2 : 1)
 paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* block_table,
                           const std::int32_t* context_lens, int width, int heads, int max_blocks,
-                          int block_tokens, int splits, float scale, SlotGeometry g) {
+                          int block_tokens, int split_tokens, int splits, float scale, SlotGeometry g) {
   constexpr int dim = PL * kWarp;
   const int split = blockIdx.x, h = blockIdx.y, n = blockIdx.z;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int kv_head = h / (heads / g.kv_heads);
   const int context = context_lens[n];
-  const int begin = split * static_cast<int>(kDecodeSplitTokens);
-  const int end = min(context, begin + static_cast<int>(kDecodeSplitTokens));
+  const int tokens = block_tokens == 0 ? context : block_tokens;
+  const int begin = split * split_tokens;
+  const int end = min(context, begin + split_tokens);
 
   float q[PL], acc[PL];
   const Q* query = qkv + (static_cast<std::size_t>(n) * width + h) * dim + lane * PL;
@@ -113,9 +116,10 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
   }
   float running_max = -FLT_MAX, running_sum = 0.0f;
   const std::int64_t* table = block_table + static_cast<std::size_t>(n) * max_blocks;
-  const std::size_t k_index = vector_index(g, 0, kv_head), v_index = vector_index(g, 1, kv_head);
-  const std::size_t k_offset = k_index * g.vector_bytes + lane * PL * sizeof(C);
-  const std::size_t v_offset = v_index * g.vector_bytes + lane * PL * sizeof(C);
+  // Each (K/V, head) run of a block starts index * tokens slots in; a lane reads its elements of it.
+  const std::size_t run = static_cast<std::size_t>(tokens) * g.vector_stride;
+  const std::size_t k_run = vector_index(g, 0, kv_head) * run, v_run = vector_index(g, 1, kv_head) * run;
+  const std::size_t k_offset = k_run + lane * PL * sizeof(C), v_offset = v_run + lane * PL * sizeof(C);
   for (int first = begin + warp * kDecodeUnroll; first < end; first += kDecodeWarps * kDecodeUnroll) {
     LaneVec<C, PL> keys[kDecodeUnroll], values[kDecodeUnroll];
     float k_scale[kDecodeUnroll], v_scale[kDecodeUnroll];
@@ -124,13 +128,13 @@ paged_decode_split_kernel(float* partials, const Q* qkv, const std::int64_t* blo
       const int t = first + u;
       k_scale[u] = v_scale[u] = 1.0f;
       if (t >= end) continue;
-      const char* slot = reinterpret_cast<const char*>(table[t / block_tokens]) +
-                         static_cast<std::size_t>(t % block_tokens) * g.slot_bytes;
+      const char* slot = reinterpret_cast<const char*>(table[t / tokens]) +
+                         static_cast<std::size_t>(t % tokens) * g.vector_stride;
       keys[u] = *reinterpret_cast<const LaneVec<C, PL>*>(slot + k_offset);
       values[u] = *reinterpret_cast<const LaneVec<C, PL>*>(slot + v_offset);
-      if constexpr (kQuantized) {
-        k_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[k_index];
-        v_scale[u] = reinterpret_cast<const float*>(slot + g.scales_offset)[v_index];
+      if constexpr (kQuantized) {  // the scale after the vector's D codes
+        k_scale[u] = *reinterpret_cast<const float*>(slot + k_run + dim * sizeof(C));
+        v_scale[u] = *reinterpret_cast<const float*>(slot + v_run + dim * sizeof(C));
       }
     }
     float scores[kDecodeUnroll];
@@ -306,8 +310,8 @@ void dispatch_cache(DType dtype, Fn&& fn) {
 
 namespace cuda {
 
-void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, const Tensor& qkv,
-               memory::StreamHandle stream) {
+void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, std::int64_t block_tokens,
+               const Tensor& qkv, memory::StreamHandle stream) {
   require_warp_head_dim("kv_append", layout.head_dim);
   const std::int64_t rows = qkv.dim(0), width = qkv.dim(1), heads = width - 2 * layout.kv_heads;
   const std::size_t warps = static_cast<std::size_t>(rows * 2 * layout.kv_heads);
@@ -321,7 +325,7 @@ void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, 
       kv_append_kernel<Q, C, decltype(quantized)::value><<<ceil_div(warps * kWarp, kThreads), kThreads, 0,
                                                           as_cuda_stream(stream)>>>(
           slots.data_as<std::int64_t>(), qkv.data_as<Q>(), static_cast<int>(rows), static_cast<int>(width),
-          static_cast<int>(heads), static_cast<int>(layout.head_dim), g);
+          static_cast<int>(heads), static_cast<int>(layout.head_dim), block_tokens, g);
       OOMLAB_CUDA_CHECK_LAUNCH();
     });
   });
@@ -329,11 +333,12 @@ void kv_append(const KvLayout& layout, std::int64_t layer, const Tensor& slots, 
 
 void paged_decode_attention(Tensor& out, const Tensor& qkv, const KvLayout& layout, std::int64_t layer,
                             const Tensor& block_table, std::int64_t block_tokens, const Tensor& context_lens,
-                            std::int64_t splits, Tensor& partials, memory::StreamHandle stream) {
+                            std::int64_t split_tokens, Tensor& partials, memory::StreamHandle stream) {
   require_warp_head_dim("paged_decode_attention", layout.head_dim);
   const std::int64_t rows = qkv.dim(0), width = qkv.dim(1), heads = width - 2 * layout.kv_heads;
   if (rows == 0) return;
-  if (splits > 65535 || heads > 65535 || rows > 65535) {
+  const std::int64_t splits = partials.dim(2);
+  if (splits > 65535 || heads > 65535 || rows > 65535 || block_tokens > (1 << 30) || split_tokens > (1 << 30)) {
     throw std::invalid_argument("paged_decode_attention: grid too large (splits, heads, sequences each <= 65535)");
   }
   const SlotGeometry g = geometry_of(layout, layer);
@@ -346,17 +351,17 @@ void paged_decode_attention(Tensor& out, const Tensor& qkv, const KvLayout& layo
       const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(heads), static_cast<unsigned>(rows));
       dispatch_lane_width(dim / kWarp, [&](auto lane_width) {
         constexpr int PL = decltype(lane_width)::value;
-        // A lane's elements sit at slot + multiples of slot_bytes and of PL elements: aligned for
-        // its access when slot_bytes is (blocks start at allocation alignment).
-        OOMLAB_CHECK(g.slot_bytes % alignof(LaneVec<C, PL>) == 0,
-                     "paged_decode_attention: slots of " << g.slot_bytes << " bytes misalign a lane's "
-                                                         << alignof(LaneVec<C, PL>) << "-byte access");
+        // A lane's elements sit at block + multiples of vector_stride and of PL elements: aligned
+        // for its access when vector_stride is (blocks start at allocation alignment).
+        OOMLAB_CHECK(g.vector_stride % alignof(LaneVec<C, PL>) == 0,
+                     "paged_decode_attention: vectors of " << g.vector_stride << " bytes misalign a lane's "
+                                                           << alignof(LaneVec<C, PL>) << "-byte access");
         paged_decode_split_kernel<Q, C, decltype(quantized)::value, PL>
             <<<grid, kDecodeWarps * kWarp, 0, as_cuda_stream(stream)>>>(
                 partials.data_as<float>(), qkv.data_as<Q>(), block_table.data_as<std::int64_t>(),
                 context_lens.data_as<std::int32_t>(), static_cast<int>(width), static_cast<int>(heads),
-                static_cast<int>(block_table.dim(1)), static_cast<int>(block_tokens), static_cast<int>(splits),
-                scale, g);
+                static_cast<int>(block_table.dim(1)), static_cast<int>(block_tokens), static_cast<int>(split_tokens),
+                static_cast<int>(splits), scale, g);
         OOMLAB_CUDA_CHECK_LAUNCH();
       });
     });
@@ -365,6 +370,15 @@ void paged_decode_attention(Tensor& out, const Tensor& qkv, const KvLayout& layo
         out.data_as<Q>(), partials.data_as<float>(), static_cast<int>(heads), dim, static_cast<int>(splits));
     OOMLAB_CUDA_CHECK_LAUNCH();
   });
+}
+
+void kv_copy_block(Tensor& to, std::int64_t to_tokens, const Tensor& from, std::int64_t from_tokens,
+                   const KvLayout& layout, memory::StreamHandle stream) {
+  // Every vector's run of from_tokens slots, one row of a 2-D copy, to its place in the longer block.
+  const std::size_t run = static_cast<std::size_t>(from_tokens) * layout.vector_stride();
+  OOMLAB_CUDA_CHECK(cudaMemcpy2DAsync(to.data(), static_cast<std::size_t>(to_tokens) * layout.vector_stride(),
+                                      from.data(), run, run, layout.vectors_per_slot(), cudaMemcpyDeviceToDevice,
+                                      as_cuda_stream(stream)));
 }
 
 void rope_at_positions(Tensor& x, std::int64_t rotated_heads, const Tensor& positions, float base,

@@ -1,6 +1,7 @@
 #include "scenarios/serve7b/serve_engine.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "harness/memory/alloc_rounding.hpp"
@@ -9,7 +10,6 @@
 #include "kernels/core/check.hpp"
 #include "kernels/transformer/embedding.hpp"
 #include "kernels/transformer/matmul.hpp"
-#include "kernels/core/residual.hpp"
 #include "kernels/transformer/rmsnorm.hpp"
 #include "kernels/transformer/swiglu.hpp"
 #include "scenarios/models/transformer/head_layout.hpp"
@@ -33,10 +33,6 @@ Tensor i32_tensor(Device& device, const std::vector<std::int32_t>& values) {
   return t;
 }
 
-// A growing cache is one block as long as the sequence: the kernel is told a block size no context
-// reaches, so every token is in block 0.
-constexpr std::int64_t kOneBlock = std::int64_t{1} << 30;
-
 }  // namespace
 
 ServeEngine::ServeEngine(Device& device, const EngineOptions& options, std::uint32_t seed)
@@ -59,10 +55,14 @@ std::size_t ServeEngine::block_reserved_bytes() const {
   return segment / (segment / rounded);
 }
 
+std::int64_t ServeEngine::block_tokens_of(const SequenceCache& cache) const {
+  return options_.cache == CacheKind::paged ? options_.block_tokens : cache.capacity;
+}
+
 std::int64_t ServeEngine::kernel_block_tokens() const {
   switch (options_.cache) {
     case CacheKind::paged: return options_.block_tokens;
-    case CacheKind::growing: return kOneBlock;
+    case CacheKind::growing: return 0;  // each sequence's one block, as long as its context
     case CacheKind::padded: return caches_.empty() ? 1 : caches_.begin()->second.capacity;
   }
   return 1;
@@ -103,7 +103,7 @@ void ServeEngine::ensure_slots(int request, int slots) {
     // sizes that never repeat leave freed blocks no later request fits.
     Tensor grown = Tensor::empty(device_, {static_cast<std::int64_t>(layout_.slot_bytes()) * slots}, DType::i8);
     if (!cache.blocks.empty()) {
-      grown.slice(0, cache.blocks[0].numel()).copy_from(cache.blocks[0]);
+      ops::kv_copy_block(grown, slots, cache.blocks[0], cache.capacity, layout_);
       kv_bytes_ -= cache.blocks[0].nbytes();
     }
     kv_bytes_ += grown.nbytes();
@@ -138,12 +138,24 @@ std::int64_t ServeEngine::capacity(int request) const {
 }
 
 std::int64_t ServeEngine::slot_address(const SequenceCache& cache, std::int64_t t) const {
-  const std::int64_t block_tokens = kernel_block_tokens();
+  const std::int64_t block_tokens = block_tokens_of(cache);
   const auto block = static_cast<std::size_t>(t / block_tokens);
   OOMLAB_CHECK(t < cache.capacity && block < cache.blocks.size(), "serve7b: token " << t << " past the cache's "
                                                                                     << cache.capacity << " slots");
   return reinterpret_cast<std::int64_t>(cache.blocks[block].data()) +
-         static_cast<std::int64_t>(static_cast<std::size_t>(t % block_tokens) * layout_.slot_bytes());
+         static_cast<std::int64_t>(layout_.vector_offset(0, t % block_tokens, block_tokens));
+}
+
+void ServeEngine::append(std::int64_t layer, const Tensor& slots, const std::vector<std::int64_t>& block_tokens,
+                         const Tensor& fused) {
+  if (std::adjacent_find(block_tokens.begin(), block_tokens.end(), std::not_equal_to<>()) == block_tokens.end()) {
+    ops::kv_append(layout_, layer, slots, block_tokens.front(), fused);
+    return;
+  }
+  for (std::size_t i = 0; i < block_tokens.size(); ++i) {  // grown caches: a block length each
+    const auto row = static_cast<std::int64_t>(i);
+    ops::kv_append(layout_, layer, slots.slice(row, row + 1), block_tokens[i], fused.slice(row, row + 1));
+  }
 }
 
 Tensor ServeEngine::slots_tensor(const std::vector<std::int64_t>& addresses) const {
@@ -153,7 +165,8 @@ Tensor ServeEngine::slots_tensor(const std::vector<std::int64_t>& addresses) con
 }
 
 template <class Attention>
-void ServeEngine::blocks_forward(Tensor& x, const Tensor& positions, const Tensor& slots, Attention&& attention) {
+void ServeEngine::blocks_forward(Tensor& x, const Tensor& positions, const Tensor& slots,
+                                 const std::vector<std::int64_t>& block_tokens, Attention&& attention) {
   const model::TransformerConfig& c = options_.config;
   const std::int64_t rows = x.dim(0), heads = c.heads, kv_heads = c.kv_head_count(), dim = c.head_dim();
   const DType cd = x.dtype();
@@ -171,15 +184,17 @@ void ServeEngine::blocks_forward(Tensor& x, const Tensor& positions, const Tenso
       ops::matmul(qkv, normed, projections.weight(Projection::qkv, l, p), model::layer_of(p.qkv_b, l), linear);
       Tensor fused = qkv.view({rows, heads + 2 * kv_heads, dim});
       ops::rope_at_positions(fused, heads + kv_heads, positions, static_cast<float>(c.rope_theta));
-      if (slots.defined()) ops::kv_append(layout_, l, slots, fused);
+      if (slots.defined()) append(l, slots, block_tokens, fused);
       attn_out = attention(l, fused);
     }
-    Tensor projected = Tensor::empty(device_, {rows, c.channels}, cd);
-    ops::matmul(projected, attn_out.view({rows, c.q_width()}), projections.weight(Projection::attn_out, l, p),
-                model::layer_of(p.attn_proj_b, l), linear);
+    // The skip connections are added by the projections' epilogues (x + W a), not by passes of
+    // their own: two launches a layer fewer, which a token at batch 1 is made of.
+    Tensor summed = Tensor::empty(device_, {rows, c.channels}, cd);
+    ops::matmul(summed, attn_out.view({rows, c.q_width()}), projections.weight(Projection::attn_out, l, p),
+                model::layer_of(p.attn_proj_b, l), linear, x);
     attn_out.reset();
-    ops::residual_add(x, x, projected);
-    projected.reset();
+    x = summed;
+    summed.reset();
 
     Tensor normed = Tensor::empty(device_, {rows, c.channels}, cd);
     Tensor rstd = Tensor::empty(device_, {rows}, DType::f32);
@@ -192,8 +207,8 @@ void ServeEngine::blocks_forward(Tensor& x, const Tensor& positions, const Tenso
     gate.reset();
     up.reset();
     Tensor down = Tensor::empty(device_, {rows, c.channels}, cd);
-    ops::matmul(down, hidden, projections.weight(Projection::mlp_down, l, p), none, linear);
-    ops::residual_add(x, x, down);
+    ops::matmul(down, hidden, projections.weight(Projection::mlp_down, l, p), none, linear, x);
+    x = down;
   }
 }
 
@@ -228,7 +243,8 @@ std::int32_t ServeEngine::prefill(int request, const std::vector<std::int32_t>& 
   ops::embedding_forward(x, i32_tensor(device_, tokens).view({1, rows}), model_->params().wte, Tensor());
   x = x.view({rows, c.channels});
   const Tensor slots = write_cache ? slots_tensor(addresses) : Tensor();
-  blocks_forward(x, i32_tensor(device_, positions), slots, [&](std::int64_t, const Tensor& fused) {
+  const std::vector<std::int64_t> block_tokens{write_cache ? block_tokens_of(caches_.at(request)) : 0};
+  blocks_forward(x, i32_tensor(device_, positions), slots, block_tokens, [&](std::int64_t, const Tensor& fused) {
     // Prefill attends within its own tokens: the fused (flash) kernel, memory linear in T.
     Tensor q = Tensor::empty(device_, {1, c.heads, rows, c.head_dim()}, ad);
     Tensor k = Tensor::empty(device_, {1, c.kv_head_count(), rows, c.head_dim()}, ad);
@@ -254,10 +270,15 @@ std::vector<std::int32_t> ServeEngine::decode(const std::vector<int>& requests,
   std::int64_t max_blocks = 1, max_context = 1;
   for (int request : requests)
     max_blocks = std::max<std::int64_t>(max_blocks, static_cast<std::int64_t>(caches_.at(request).blocks.size()));
-  std::vector<std::int64_t> table(static_cast<std::size_t>(rows * max_blocks), 0), addresses;
+  std::vector<std::int64_t> table(static_cast<std::size_t>(rows * max_blocks), 0), addresses, block_tokens;
   std::vector<std::int32_t> positions;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const SequenceCache& cache = caches_.at(requests[i]);
+    // A grown cache is told to the kernel as one block its context long: it must be that long.
+    OOMLAB_CHECK(options_.cache != CacheKind::growing || cache.capacity == contexts[i],
+                 "serve7b: request " << requests[i] << "'s grown cache holds " << cache.capacity
+                                     << " slots for a context of " << contexts[i]);
+    block_tokens.push_back(block_tokens_of(cache));
     for (std::size_t b = 0; b < cache.blocks.size(); ++b) {
       table[i * static_cast<std::size_t>(max_blocks) + b] = reinterpret_cast<std::int64_t>(cache.blocks[b].data());
     }
@@ -268,14 +289,15 @@ std::vector<std::int32_t> ServeEngine::decode(const std::vector<int>& requests,
   Tensor block_table = Tensor::empty(device_, {rows, max_blocks}, DType::i64);
   block_table.copy_from_host(table.data(), table.size() * sizeof(std::int64_t));
   const Tensor lens = i32_tensor(device_, contexts);
-  const std::int64_t block_tokens = kernel_block_tokens();
+  const std::int64_t kernel_tokens = kernel_block_tokens();
 
   Tensor x = Tensor::empty(device_, {rows, 1, c.channels}, options_.weights_dtype);
   ops::embedding_forward(x, i32_tensor(device_, last_tokens).view({rows, 1}), model_->params().wte, Tensor());
   x = x.view({rows, c.channels});
-  blocks_forward(x, i32_tensor(device_, positions), slots_tensor(addresses), [&](std::int64_t l, const Tensor& fused) {
+  blocks_forward(x, i32_tensor(device_, positions), slots_tensor(addresses), block_tokens,
+                 [&](std::int64_t l, const Tensor& fused) {
     Tensor out = Tensor::empty(device_, {rows, c.heads, c.head_dim()}, options_.weights_dtype);
-    ops::paged_decode_attention(out, fused, layout_, l, block_table, block_tokens, lens, max_context);
+    ops::paged_decode_attention(out, fused, layout_, l, block_table, kernel_tokens, lens, max_context);
     return out;
   });
   return next_tokens(x);

@@ -62,13 +62,18 @@ class ServeEngine {
     std::vector<Tensor> blocks;  // paged: blocks; growing: one tensor; padded: its slice of the batch's
     std::int64_t capacity = 0;   // slots
   };
-  std::int64_t kernel_block_tokens() const;  // the block size the decode kernel is told
+  std::int64_t block_tokens_of(const SequenceCache& cache) const;  // slots in each of its blocks
+  std::int64_t kernel_block_tokens() const;  // the block size the decode kernel is told (0: grown caches)
   std::int64_t slot_address(const SequenceCache& cache, std::int64_t t) const;
+  // Writes each row's K/V into its slot (block_tokens: each row's block length).
+  void append(std::int64_t layer, const Tensor& slots, const std::vector<std::int64_t>& block_tokens,
+              const Tensor& fused);
   Tensor slots_tensor(const std::vector<std::int64_t>& addresses) const;
   // Runs the blocks over x (rows, C) in place; `attention` computes each layer's (rows, H*D) output
   // from its fused projection (rows, H + 2Hkv, D), RoPE and the cache append already done.
   template <class Attention>
-  void blocks_forward(Tensor& x, const Tensor& positions, const Tensor& slots, Attention&& attention);
+  void blocks_forward(Tensor& x, const Tensor& positions, const Tensor& slots,
+                      const std::vector<std::int64_t>& block_tokens, Attention&& attention);
   std::vector<std::int32_t> next_tokens(const Tensor& last_rows);  // (rows, C) -> argmax of the LM head
 
   Device& device_;

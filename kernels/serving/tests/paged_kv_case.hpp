@@ -14,7 +14,7 @@ namespace oomlab::ops::testing_serving {
 struct PagedCase {
   KvLayout layout;
   std::int64_t heads = 0;         // H (query heads)
-  std::int64_t block_tokens = 0;  // slots per block
+  std::int64_t block_tokens = 0;  // slots per block; 0: one block a sequence, its context long
   std::vector<std::int64_t> contexts;  // per sequence
   DType qkv_dtype = DType::bf16;
   std::int64_t layer = 1;         // the layer decoded (the others hold other values)
@@ -45,29 +45,30 @@ inline PagedCache fill_cache(Device& device, const PagedCase& c, std::uint32_t s
   const std::int64_t n = static_cast<std::int64_t>(c.contexts.size()), width = c.heads + 2 * c.layout.kv_heads;
   std::int64_t max_blocks = 1;
   for (std::int64_t context : c.contexts) {
-    max_blocks = std::max(max_blocks, (context + c.block_tokens - 1) / c.block_tokens);
+    if (c.block_tokens > 0) max_blocks = std::max(max_blocks, (context + c.block_tokens - 1) / c.block_tokens);
     cache.max_context = std::max(cache.max_context, context);
   }
   std::vector<std::int64_t> table(static_cast<std::size_t>(n * max_blocks), 0);
   std::vector<std::int32_t> lens;
-  const std::size_t block_bytes = c.layout.slot_bytes() * static_cast<std::size_t>(c.block_tokens);
   for (std::int64_t s = 0; s < n; ++s) {
     const std::int64_t context = c.contexts[static_cast<std::size_t>(s)];
+    const std::int64_t block_tokens = c.block_tokens > 0 ? c.block_tokens : context;
+    const std::size_t block_bytes = c.layout.slot_bytes() * static_cast<std::size_t>(block_tokens);
     lens.push_back(static_cast<std::int32_t>(context));
     std::vector<std::int64_t> slots;
-    for (std::int64_t b = 0; b < (context + c.block_tokens - 1) / c.block_tokens; ++b) {
+    for (std::int64_t b = 0; b < (context + block_tokens - 1) / block_tokens; ++b) {
       cache.blocks.push_back(Tensor::empty(device, {static_cast<std::int64_t>(block_bytes)}, DType::i8));
       table[static_cast<std::size_t>(s * max_blocks + b)] = reinterpret_cast<std::int64_t>(cache.blocks.back().data());
     }
     for (std::int64_t t = 0; t < context; ++t) {
-      slots.push_back(table[static_cast<std::size_t>(s * max_blocks + t / c.block_tokens)] +
-                      static_cast<std::int64_t>(static_cast<std::size_t>(t % c.block_tokens) * c.layout.slot_bytes()));
+      slots.push_back(table[static_cast<std::size_t>(s * max_blocks + t / block_tokens)] +
+                      static_cast<std::int64_t>(c.layout.vector_offset(0, t % block_tokens, block_tokens)));
     }
     Tensor addresses = i64_tensor(device, slots, {context});
     for (std::int64_t layer = 0; layer < c.layout.layers; ++layer) {
       Tensor qkv = oomlab::testing::random_tensor(device, {context, width, c.layout.head_dim}, c.qkv_dtype,
                                                   seed + static_cast<std::uint32_t>(s * 131 + layer * 7), -2.0f, 2.0f);
-      kv_append(c.layout, layer, addresses, qkv);
+      kv_append(c.layout, layer, addresses, block_tokens, qkv);
       if (layer == c.layer) cache.kv.push_back(qkv.to_host_f32());
     }
   }

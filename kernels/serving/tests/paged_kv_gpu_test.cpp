@@ -1,6 +1,6 @@
 // The serving kernels on a GPU against the CPU references on the same random data: decode over a
-// paged cache (grouped heads, several splits, blocks of 1 to 512 tokens, bf16/f32/int8 caches),
-// RoPE at positions, greedy argmax.
+// paged cache (grouped heads, several splits or one, blocks of 1 to 512 tokens or one a sequence,
+// bf16/f32/int8 caches), the grown cache's block copy, RoPE at positions, greedy argmax.
 #include <cstdint>
 #include <vector>
 
@@ -63,6 +63,46 @@ INSTANTIATE_TEST_SUITE_P(
                       DecodeCase{96, 6, 3, 16, DType::bf16, DType::bf16},
                       DecodeCase{256, 4, 2, 16, DType::f32, DType::f32},
                       DecodeCase{256, 4, 2, 16, DType::bf16, DType::i8}));
+
+// A wide batch: 40 sequences x 32 heads fill the grid, so a split is the whole context (up to
+// 700 tokens, splits of 1024); and caches grown by concatenation (one block a sequence, its
+// context long: block_tokens 0), bf16 and int8.
+TEST(PagedDecodeGpu, AWideBatchAndCachesOneBlockLong) {
+  OOMLAB_REQUIRE_GPU();
+  PagedCase wide;
+  wide.layout = {2, 32, 64, DType::bf16};
+  wide.heads = 32;
+  wide.block_tokens = 16;
+  for (std::int64_t s = 0; s < 40; ++s) wide.contexts.push_back(1 + (s * 97) % 700);
+  ASSERT_EQ(decode_splits(40, 32, 700), 1);
+  PagedCase grown = wide, grown_int8 = wide;
+  grown.block_tokens = grown_int8.block_tokens = 0;
+  grown.contexts = grown_int8.contexts = {1, 33, 300, 1000};
+  grown_int8.layout.dtype = DType::i8;
+  for (const PagedCase* c : {&wide, &grown, &grown_int8}) {
+    Device gpu(DeviceKind::cuda, {}), host(DeviceKind::host, {});
+    EXPECT_TRUE(oomlab::testing::all_close(decode_on(gpu, *c), decode_on(host, *c),
+                                           oomlab::testing::tolerance_for(DType::bf16),
+                                           "block_tokens " + std::to_string(c->block_tokens)));
+  }
+}
+
+// The grown cache's move into a longer block (a 2-D copy on the GPU) puts every byte where the
+// host's does.
+TEST(KvCopyBlockGpu, MovesEveryRunAsTheHostDoes) {
+  OOMLAB_REQUIRE_GPU();
+  const KvLayout layout{3, 2, 32, DType::i8};
+  std::vector<std::vector<float>> results;
+  Device gpu(DeviceKind::cuda, {}), host(DeviceKind::host, {});
+  for (Device* device : {&gpu, &host}) {
+    const auto bytes = [&](std::int64_t tokens) { return static_cast<std::int64_t>(layout.slot_bytes()) * tokens; };
+    Tensor from = oomlab::testing::random_tensor(*device, {bytes(13)}, DType::i8, 3, -100.0f, 100.0f);
+    Tensor to = Tensor::zeros(*device, {bytes(20)}, DType::i8);
+    kv_copy_block(to, 20, from, 13, layout);
+    results.push_back(to.to_host_f32());
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
 
 TEST(RopeAtPositionsGpu, MatchesTheCpuReference) {
   OOMLAB_REQUIRE_GPU();

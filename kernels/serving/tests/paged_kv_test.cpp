@@ -40,7 +40,7 @@ std::vector<float> decode_on(Device& device, const PagedCase& c, std::vector<flo
 
 TEST(PagedDecodeHost, EqualsDenseAttentionWithGroupedHeads) {
   Device device(DeviceKind::host, {});
-  for (std::int64_t block_tokens : {1, 4, 16, 512}) {
+  for (std::int64_t block_tokens : {1, 4, 16, 512, 0}) {
     std::vector<float> reference;
     const auto got = decode_on(device, gqa_case(DType::bf16, block_tokens), &reference);
     EXPECT_TRUE(oomlab::testing::all_close(got, reference, oomlab::testing::tolerance_for(DType::bf16),
@@ -54,6 +54,38 @@ TEST(PagedDecodeHost, BlockSizeChangesNoBit) {
   const auto one = decode_on(device, gqa_case(DType::bf16, 1));
   EXPECT_EQ(decode_on(device, gqa_case(DType::bf16, 16)), one);
   EXPECT_EQ(decode_on(device, gqa_case(DType::bf16, 512)), one);
+  EXPECT_EQ(decode_on(device, gqa_case(DType::bf16, 0)), one);  // one block a sequence, its context long
+}
+
+// A cache grown by concatenation moves into a longer block: every vector's run to its new place.
+// Decoding the longer block (its first slots) gives what the shorter one gave, bit for bit.
+TEST(PagedDecodeHost, ACopiedBlockDecodesAsTheOriginal) {
+  for (DType kv_dtype : {DType::bf16, DType::i8}) {
+    Device device(DeviceKind::host, {});
+    PagedCase c = gqa_case(kv_dtype, 0);
+    c.contexts = {37};
+    auto cache = testing_serving::fill_cache(device, c, 5);
+    Tensor longer = Tensor::zeros(device, {static_cast<std::int64_t>(c.layout.slot_bytes()) * 40}, DType::i8);
+    kv_copy_block(longer, 40, cache.blocks[0], 37, c.layout);
+    Tensor query = oomlab::testing::random_tensor(device, {1, c.heads + 2 * c.layout.kv_heads, c.layout.head_dim},
+                                                  DType::bf16, 8, -2.0f, 2.0f);
+    Tensor before = Tensor::empty(device, {1, c.heads, c.layout.head_dim}, DType::bf16);
+    Tensor after = Tensor::empty(device, {1, c.heads, c.layout.head_dim}, DType::bf16);
+    paged_decode_attention(before, query, c.layout, c.layer, cache.table, 0, cache.lens, 37);
+    Tensor table = testing_serving::i64_tensor(device, {reinterpret_cast<std::int64_t>(longer.data())}, {1, 1});
+    paged_decode_attention(after, query, c.layout, c.layer, table, 40, cache.lens, 37);
+    EXPECT_EQ(after.to_host_f32(), before.to_host_f32()) << dtype_name(kv_dtype);
+  }
+}
+
+// Splits double while sequences x heads x splits stays at kDecodeTargetBlocks or more.
+TEST(PagedDecodeHost, SplitsLengthenWhereTheBatchFillsTheGrid) {
+  EXPECT_EQ(decode_splits(1, 32, 2048), 8);    // batch 1: 256-token splits
+  EXPECT_EQ(decode_splits(4, 4, 300), 2);
+  EXPECT_EQ(decode_split_tokens(8, 32, 2048), 512);  // 256 pairs: 4 splits of 512 tokens
+  EXPECT_EQ(decode_splits(32, 32, 2176), 1);   // 1024 pairs: the whole context a block
+  EXPECT_EQ(decode_splits(64, 32, 100000), 1);
+  EXPECT_EQ(decode_workspace_bytes(32, 32, 128, 2176), std::size_t(32 * 32 * 1 * 130 * 4));
 }
 
 // Absmax per token and head: each K/V element is off by at most half a step (absmax / 254); the
@@ -69,6 +101,11 @@ TEST(PagedDecodeHost, SlotBytesCountEveryLayerAndTheInt8Scales) {
   const KvLayout bf16{32, 32, 128, DType::bf16}, int8{32, 32, 128, DType::i8};
   EXPECT_EQ(bf16.slot_bytes(), std::size_t{2} * 32 * 32 * 128 * 2);  // LLaMA-7B: 512 KiB a token
   EXPECT_EQ(int8.slot_bytes(), std::size_t{2} * 32 * 32 * (128 + 4));
+  // In a block of 16: layer 1's V of head 3 at slot 5, its run of 16 after the 32 + 32 + 3 before it.
+  EXPECT_EQ(bf16.vector_offset(bf16.vector_index(1, 1, 3), 5, 16), ((64 + 32 + 3) * std::size_t{16} + 5) * 256);
+  EXPECT_EQ(int8.vector_stride(), std::size_t{132});
+  EXPECT_EQ((KvLayout{1, 1, 256, DType::i8}.vector_stride()), std::size_t{264}) << "8-byte lanes stay aligned";
+  EXPECT_EQ((KvLayout{1, 1, 16, DType::i8}.vector_stride()), std::size_t{20});
 }
 
 TEST(PagedDecodeDry, AllocatesTheSplitPartialsAsHostDoes) {
