@@ -7,6 +7,7 @@
 #include "kernels/core/cuda_types.cuh"
 #include "kernels/core/elementwise.cuh"
 #include "kernels/core/launch.cuh"
+#include "kernels/transformer/gemv.cuh"
 #include "kernels/transformer/matmul.hpp"
 #include "kernels/transformer/matmul_plan.cuh"
 
@@ -92,6 +93,11 @@ void matmul(Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias,
   if (s.k == 0) {  // an empty sum: cuBLASLt rejects k = 0
     if (!options.accumulate && !bias.defined() && !options.gelu && !residual.defined()) c.zero();
     else throw std::invalid_argument("matmul: k = 0 with accumulate, bias or GELU is not supported");
+    return;
+  }
+  // A Linear on one row (decoding a token at batch 1) streams W: our GEMV (gemv.cuh).
+  if (s.batch == 1 && b.ndim() == 2 && options.transpose_b && !options.transpose_a && !options.accumulate &&
+      !options.gelu && try_gemv(c, a, b, bias, residual, s.m, s.n, s.k, stream)) {
     return;
   }
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;

@@ -1,5 +1,6 @@
 // Matrix multiply through cuBLASLt: C = op(A) · op(B) (+ C or + R) (+ bias) (then GELU), row-major,
-// f32 accumulation, f32/bf16/f16 (A, B, C and bias of one dtype).
+// f32 accumulation, f32/bf16/f16 (A, B, C and bias of one dtype). A bf16/f16 Linear on one row
+// (a batch-1 decode step) runs our GEMV instead (gemv.cuh).
 //
 // Memory: the cuBLASLt handle is created once per CUDA device and lives for the process (it
 // owns no device memory of ours). The workspace is kMatmulWorkspaceBytes taken from the device

@@ -2,7 +2,8 @@
 // each next to its reference measured in the same run so the ratio holds on any GPU:
 //  - memory-bound kernels (LayerNorm forward, GELU, AdamW, casts) against cudaMemcpy
 //    device-to-device moving the same number of bytes (target: >= 75% of its bandwidth);
-//  - matmul through our cuBLASLt wrapper against a direct cublasGemmEx call (target >= 95%).
+//  - matmul through our cuBLASLt wrapper against a direct cublasGemmEx call (target >= 95%); at
+//    a decode's few rows our GEMV, its weights' rate beside the copy's.
 // Timing: CUDA events around each iteration (RAII timer -> SetIterationTime, UseManualTime).
 // Run: transformer_bench --benchmark_out=results.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
@@ -224,6 +225,10 @@ void BM_Matmul(benchmark::State& state) {
   state.counters["TFLOP/s"] = flops / (ours_ms * 1e-3) / 1e12;
   state.counters["cublas_TFLOP/s"] = flops / (reference_ms * 1e-3) / 1e12;
   state.counters["ratio_to_cublas"] = reference_ms / ours_ms;
+  // A decode step's Linear (a few rows) is a stream of W: its rate beside the copy's (BM_CopyDeviceToDevice).
+  const double weight_bytes = double(N) * double(K) * 2.0;
+  state.counters["weights_GB/s"] = weight_bytes / (ours_ms * 1e-3) / 1e9;
+  state.counters["cublas_weights_GB/s"] = weight_bytes / (reference_ms * 1e-3) / 1e9;
 }
 BENCHMARK(BM_Matmul)
     ->Args({kRows, 3 * kChannels, kChannels})  // QKV projection
@@ -231,6 +236,13 @@ BENCHMARK(BM_Matmul)
     ->Args({kRows, kChannels, kHidden})        // MLP down
     ->Args({kRows, kVocab, kChannels})         // LM head, GPT-2's vocabulary as is
     ->Args({kRows, kPaddedVocab, kChannels})   // LM head, padded (TransformerConfig::padded_vocab)
+    // LLaMA-7B decoding one token (our GEMV below 5 rows): qkv, attention out, gate/up, down, LM head.
+    ->Args({1, 12288, 4096})
+    ->Args({1, 4096, 4096})
+    ->Args({1, 11008, 4096})
+    ->Args({1, 4096, 11008})
+    ->Args({1, 32000, 4096})
+    ->Args({4, 11008, 4096})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -461,7 +461,14 @@ TEST(TransformerGpu, MatmulThroughCublasLt) {
       {1, 37, 29, 41, true, true, true, false, false},  {1, 256, 768, 3072, false, true, true, true, false},
       {4, 33, 65, 24, false, true, false, false, false}, {3, 16, 40, 64, true, false, false, false, false},
       // dbias's 128-bit column kernel: whole 256-column blocks, and a last block cut short.
-      {1, 1000, 2304, 64, false, true, true, false, false}, {1, 77, 776, 32, false, true, true, false, false}};
+      {1, 1000, 2304, 64, false, true, true, false, false}, {1, 77, 776, 32, false, true, true, false, false},
+      // A batch-1 decode's row through the GEMV (bf16/f16, k a multiple of 8): an odd n (a warp's
+      // second row missing), k not a multiple of the unrolled stride; 2 to 5 rows and k = 36 stay
+      // with cuBLASLt.
+      {1, 1, 1000, 4096, false, true, true, false, false}, {1, 1, 77, 520, false, true, false, false, false},
+      {1, 1, 9, 8, false, true, true, false, false},        {1, 1, 31, 36, false, true, true, false, false},
+      {1, 2, 77, 520, false, true, false, false, false},    {1, 4, 257, 1032, false, true, true, false, false},
+      {1, 5, 64, 64, false, true, true, false, false}};
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
     for (const MatmulCase& mc : cases) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " m" + std::to_string(mc.m) + " n" + std::to_string(mc.n) +
@@ -500,6 +507,22 @@ TEST(TransformerGpu, MatmulThroughCublasLt) {
         EXPECT_TRUE(pair_close(dbias, reduction_tolerance(DType::f32, mc.m), "dbias"));
       }
     }
+  }
+}
+
+// A decode's last row is a slice of the rows: 16-byte aligned (k = 64) it takes the GEMV, off
+// alignment (k = 12: rows of 24 bytes) cuBLASLt; both equal the reference.
+TEST(TransformerGpu, MatmulOnASliceOfRowsAlignedOrNot) {
+  OOMLAB_REQUIRE_GPU();
+  for (std::int64_t k : {64, 12}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    Pair rows = random_pair({5, k}, DType::bf16, 70), w = random_pair({40, k}, DType::bf16, 71);
+    Pair c = output_pair({1, 40}, DType::bf16);
+    Tensor none;
+    const MatmulOptions linear{false, true, false, false};
+    matmul(c.host, rows.host.slice(3, 4), w.host, none, linear);
+    matmul(c.cuda, rows.cuda.slice(3, 4), w.cuda, none, linear);
+    EXPECT_TRUE(pair_close(c, reduction_tolerance(DType::bf16, k), "row 3"));
   }
 }
 
