@@ -77,6 +77,9 @@ void Serve7bScenario::run(const std::string& variant, RunContext& context) const
   context.set_metric("ttft_p99_seconds", serve::percentile(out.time_to_first_token, 99));
   context.set_metric("tpot_p50_seconds", serve::percentile(out.time_per_output_token, 50));
   context.set_metric("tpot_p99_seconds", serve::percentile(out.time_per_output_token, 99));
+  if (out.decode_only_seconds > 0.0) {  // decode steps alone, as Hugging Face's decode is timed
+    context.set_metric("decode_tokens_per_second", static_cast<double>(out.decode_only_tokens) / out.decode_only_seconds);
+  }
   context.note("served " + std::to_string(plan.workload.requests) + " requests in " + std::to_string(out.steps) +
                " steps: " + std::to_string(out.generated) + " tokens, KV peak " +
                format_size(out.kv_peak_bytes) + ", " + std::to_string(out.preemptions) + " preemptions");

@@ -75,6 +75,7 @@ ServeOutcome serve(const ServePlan& plan, Device& device, RunContext* context) {
   double now = 0.0;
   for (int index = 0; !scheduler.done(); ++index) {
     const auto started = std::chrono::steady_clock::now();
+    const double step_began = now;
     if (context) context->begin_step(index);
     const Step step = scheduler.next();
     for (int r : step.preempted) engine.release(r);
@@ -140,6 +141,10 @@ ServeOutcome serve(const ServePlan& plan, Device& device, RunContext* context) {
     } else {
       device.synchronize();
       now += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    if (step.prefill.empty() && made > 0) {
+      outcome.decode_only_tokens += made;
+      outcome.decode_only_seconds += now - step_began;
     }
     for (int r : step.prefill) {
       if (outcome.tokens[static_cast<std::size_t>(r)].size() == 1) first_token_time[static_cast<std::size_t>(r)] = now;

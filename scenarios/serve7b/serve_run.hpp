@@ -38,6 +38,11 @@ struct ServeOutcome {
   // Per request, from the steps' measured times (every request arrives at 0).
   std::vector<double> time_to_first_token;
   std::vector<double> time_per_output_token;  // requests that made more than one token
+  // Steps that only decode (no prefill in them): the tokens they made and their time. Their ratio
+  // is the decode rate as peers.py times Hugging Face's generate (prefill timed apart); the
+  // per-token latency above also counts the waits behind other requests' prefills.
+  std::int64_t decode_only_tokens = 0;
+  double decode_only_seconds = 0.0;
 };
 
 // Throws memory::OomError when the variant runs out (and std::invalid_argument for a plan with no

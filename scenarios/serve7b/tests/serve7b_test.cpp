@@ -80,6 +80,17 @@ TEST(Serve7bOnHost, EveryWayOfServingMakesTheSameTokens) {
   EXPECT_NE(paged.tokens[0], paged.tokens[1]);
 }
 
+// The decode rate peers.py's Hugging Face figure is set against: steps that only decode. One
+// request at a time, every token but each request's first (its prefill's) is made by one.
+TEST(Serve7bOnHost, DecodeOnlyStepsCountEveryTokenButThePrefills) {
+  const auto one_at_a_time = serve_on_host(tiny_plan(scenarios::serve7b::kFixedHalf));
+  const auto requests = static_cast<std::int64_t>(one_at_a_time.tokens.size());
+  EXPECT_EQ(one_at_a_time.decode_only_tokens, one_at_a_time.generated - requests);
+  EXPECT_GT(one_at_a_time.decode_only_seconds, 0.0);
+  const auto paged = serve_on_host(tiny_plan(scenarios::serve7b::kFixedPaged));
+  EXPECT_LE(paged.decode_only_tokens, paged.generated - requests);  // prefill steps may carry decodes
+}
+
 // A pool of a few blocks preempts; the recomputed requests still make the same tokens.
 TEST(Serve7bOnHost, PreemptionRecomputesTheSameTokens) {
   auto plan = tiny_plan(scenarios::serve7b::kFixedPaged, 8);
